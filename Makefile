@@ -1,0 +1,25 @@
+PYTHON ?= python3
+PIP ?= $(PYTHON) -m pip
+
+.PHONY: install install-test run test lint typecheck bench
+
+install:
+	$(PIP) install -q .
+
+install-test:
+	$(PIP) install -q -e '.[test]'
+
+run: install
+	resend-emulator
+
+test: install-test
+	$(PYTHON) -m pytest -n 2 -q
+
+lint:
+	$(PYTHON) -m ruff check emulator tests benchmarks
+
+typecheck:
+	$(PYTHON) -m mypy emulator
+
+bench: install-test
+	$(PYTHON) -m benchmarks

@@ -1,0 +1,99 @@
+"""create_app(settings) → Starlette: the composition root."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute
+
+from emulator import control, errors, events, idempotency, jobs, request_log
+from emulator.config import Settings
+from emulator.context import Emulator
+from emulator.errors import ApiError
+from emulator.http import Op, build_routes, error_response
+from emulator.resources import MODULES
+
+log = logging.getLogger("emulator")
+
+KERNEL_MODULES: list[Any] = [events, jobs, idempotency, request_log]
+# Extra parts (webhook delivery, SMTP, web UI, test plugin support) plug in here: each may offer
+# TABLES, OPS, ROUTES, `install(emu)` (at creation) and `async start(emu)` / `async stop(emu)`.
+EXTENSIONS: list[Any] = [control]
+
+
+def all_ops() -> list[Op]:
+    return [op for module in MODULES for op in getattr(module, "OPS", [])]
+
+
+def _ddl() -> list[str]:
+    return [ddl for module in [*KERNEL_MODULES, *MODULES, *EXTENSIONS]
+            for ddl in getattr(module, "TABLES", [])]
+
+
+async def _not_found(request: Request, exc: Exception) -> Response:
+    return error_response(ApiError(errors.NOT_FOUND))
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 405:
+        return error_response(ApiError(errors.METHOD_NOT_ALLOWED))
+    if exc.status_code == 404:
+        return error_response(ApiError(errors.NOT_FOUND))
+    return error_response(ApiError(errors.VALIDATION_ERROR, str(exc.detail)))
+
+
+async def _api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return error_response(exc)
+
+
+async def _crash(request: Request, exc: Exception) -> Response:
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return error_response(ApiError(errors.APPLICATION_ERROR))
+
+
+def create_app(settings: Settings | None = None) -> Starlette:
+    emu = Emulator(settings or Settings())
+    modules = [*KERNEL_MODULES, *MODULES, *EXTENSIONS]
+    for module in modules:
+        if hasattr(module, "install"):
+            module.install(emu)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await emu.open(_ddl())
+        for module in modules:
+            if hasattr(module, "start"):
+                await module.start(emu)
+        await emu.jobs.start()
+        on_ready = emu.state.get("on_ready")
+        if on_ready:
+            on_ready(emu)
+        try:
+            yield
+        finally:
+            await emu.jobs.stop()
+            for module in reversed(modules):
+                if hasattr(module, "stop"):
+                    await module.stop(emu)
+            await emu.db.close()
+
+    routes: list[BaseRoute] = [route for module in EXTENSIONS for route in getattr(module, "ROUTES", [])]
+    routes += build_routes(all_ops())
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={
+            404: _not_found, HTTPException: _http_error, ApiError: _api_error, Exception: _crash,
+        },
+    )
+    app.state.emu = emu
+    return app

@@ -1,0 +1,89 @@
+"""Who is calling: bearer API keys resolved from an in-memory key ring (no database read per request).
+
+The ring mirrors the `api_keys` table; the API keys service updates it after each commit.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from emulator import errors
+from emulator.clock import to_db
+from emulator.errors import ApiError
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+
+    from emulator.context import Emulator
+
+FULL_ACCESS = "full_access"
+SENDING_ACCESS = "sending_access"
+WELL_FORMED_KEY = re.compile(r"^re_[A-Za-z0-9_]{1,128}$")
+
+
+@dataclass(frozen=True)
+class Credential:
+    """A resolved caller: the account every query is scoped to, and what it may do."""
+
+    account: str
+    key_id: str
+    permission: str
+    domain_id: str | None = None
+    active: bool = True
+
+    @property
+    def full_access(self) -> bool:
+        return self.permission == FULL_ACCESS
+
+
+class KeyRing:
+    def __init__(self) -> None:
+        self.by_token: dict[str, Credential] = {}
+
+    def put(self, token: str, credential: Credential) -> None:
+        self.by_token[token] = credential
+
+    def deactivate(self, key_id: str) -> None:
+        for token, cred in self.by_token.items():
+            if cred.key_id == key_id:
+                self.by_token[token] = Credential(cred.account, cred.key_id, cred.permission,
+                                                  cred.domain_id, active=False)
+
+    def clear(self) -> None:
+        self.by_token.clear()
+
+
+def keyring(emu: Emulator) -> KeyRing:
+    ring = emu.state.get("keyring")
+    if ring is None:
+        ring = emu.state["keyring"] = KeyRing()
+    return ring  # type: ignore[no-any-return]
+
+
+def bearer_token(request: Request) -> str:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ApiError(errors.MISSING_API_KEY)
+    return token.strip()
+
+
+async def authenticate(emu: Emulator, request: Request, access: str) -> Credential:
+    """Resolve the bearer token and check it may call an operation of `access` ("full" or "send")."""
+    token = bearer_token(request)
+    credential = keyring(emu).by_token.get(token)
+    if credential is None and emu.settings.isolate_keys and WELL_FORMED_KEY.match(token):
+        from emulator.resources.api_keys import provision_isolated_account
+
+        credential = await provision_isolated_account(emu, token)
+    if credential is None:
+        raise ApiError(errors.INVALID_API_KEY)
+    if not credential.active:
+        raise ApiError(errors.INACTIVE_API_KEY)
+    if access == "full" and not credential.full_access:
+        raise ApiError(errors.RESTRICTED_API_KEY)
+    emu.db.defer("UPDATE api_keys SET last_used_at = ? WHERE id = ?",
+                 (to_db(emu.clock.now()), credential.key_id))
+    return credential

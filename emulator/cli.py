@@ -1,0 +1,155 @@
+"""argv → Settings → run. The only module that reads argv or the environment."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import sys
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from emulator.clock import parse_iso
+from emulator.config import Settings
+
+ENV_PREFIX = "RESEND_EMULATOR_"
+
+
+def _env(name: str) -> str | None:
+    return os.environ.get(ENV_PREFIX + name)
+
+
+def _flag(value: str) -> bool:
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _timestamp(value: str) -> datetime:
+    try:
+        return parse_iso(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 timestamp: {value!r}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="resend-emulator",
+        description="A local, stateful emulator of the Resend email API. Every flag can also be set"
+                    f" with an environment variable {ENV_PREFIX}<NAME> (shown for each flag).",
+    )
+    add = parser.add_argument
+
+    def option(flag: str, env: str, help_text: str, **kwargs: Any) -> None:
+        default = _env(env)
+        if default is not None and kwargs.get("action") == "store_true":
+            kwargs["default"] = _flag(default)
+        elif default is not None:
+            kwargs["default"] = kwargs.get("type", str)(default)
+        add(flag, help=f"{help_text} [env {ENV_PREFIX}{env}]", **kwargs)
+
+    option("--host", "HOST", "interface to listen on (default 127.0.0.1)", default="127.0.0.1")
+    option("--port", "PORT", "HTTP port (default 2580; 0 picks a free port and prints it)",
+           type=int, default=2580)
+    option("--smtp-port", "SMTP_PORT", "SMTP submission port with STARTTLS (default 2587; 0 = free port)",
+           type=int, default=2587)
+    option("--smtps-port", "SMTPS_PORT", "SMTP port with implicit TLS (default 2465; 0 = free port)",
+           type=int, default=2465)
+    option("--no-smtp", "NO_SMTP", "do not start the SMTP servers", action="store_true")
+    option("--smtp-auth-plaintext", "SMTP_AUTH_PLAINTEXT",
+           "test switch: offer SMTP AUTH before TLS (the real relay never does)", action="store_true")
+    option("--tls-cert", "TLS_CERT", "PEM certificate for SMTP TLS (default: self-signed at start)")
+    option("--tls-key", "TLS_KEY", "PEM private key for --tls-cert")
+    option("--db", "DB", "SQLite file to keep state in (default: in memory, gone at exit)",
+           default=":memory:")
+    option("--seed", "SEED", "seed for ids, secrets and tokens (default 0)", type=int, default=0)
+    add("--api-key", action="append", default=None, metavar="KEY",
+        help="pre-provision a full-access API key (repeatable); with none, the default key"
+             f" re_emulator_default_key is created [env {ENV_PREFIX}API_KEYS, comma-separated]")
+    option("--clock", "CLOCK", "clock mode: real (default) or frozen (moves only when told)",
+           choices=["real", "frozen"], default="real")
+    option("--clock-start", "CLOCK_START", "ISO 8601 time the clock starts at (default: now, or"
+           " 2026-01-01T00:00:00Z when frozen)", type=_timestamp)
+    option("--strict-domains", "STRICT_DOMAINS", "apply the real sending rules: `from` must be on a"
+           " verified domain of the account (default: any `from` domain is accepted)",
+           action="store_true")
+    option("--rate-limit", "RATE_LIMIT", "enforce this many requests per second per account"
+           " (default 0: headers only, never 429)", type=int, default=0)
+    option("--isolate-keys", "ISOLATE_KEYS", "every distinct well-formed key gets its own isolated"
+           " account (for test suites sharing one server)", action="store_true")
+    option("--seed-file", "SEED_FILE", "JSON scenario to load at start (see fixtures/)")
+    option("--quiet", "QUIET", "log nothing but errors", action="store_true")
+    return parser
+
+
+def parse_settings(argv: Sequence[str] | None = None) -> Settings:
+    args = build_parser().parse_args(argv)
+    keys = args.api_key
+    if keys is None:
+        keys = [k.strip() for k in (_env("API_KEYS") or "").split(",") if k.strip()]
+    if args.port < 0 or args.port > 65535:
+        build_parser().error(f"--port must be between 0 and 65535, not {args.port}")
+    return Settings(
+        host=args.host, port=args.port, smtp=not args.no_smtp, smtp_port=args.smtp_port,
+        smtps_port=args.smtps_port, smtp_auth_plaintext=args.smtp_auth_plaintext,
+        tls_cert=args.tls_cert, tls_key=args.tls_key, db=args.db, seed=args.seed, api_keys=keys,
+        clock=args.clock, clock_start=args.clock_start, strict_domains=args.strict_domains,
+        rate_limit=args.rate_limit, isolate_keys=args.isolate_keys, seed_file=args.seed_file,
+        quiet=args.quiet,
+    )
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """Bind before starting uvicorn, so a port in use is one clear line and port 0 is known."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise SystemExit(f"resend-emulator: cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+async def serve(settings: Settings, sock: socket.socket) -> None:
+    import uvicorn
+
+    from emulator.app import create_app
+
+    app = create_app(settings)
+    config = uvicorn.Config(app, log_level="error" if settings.quiet else "warning",
+                            access_log=False, lifespan="on")
+    server = uvicorn.Server(config)
+    host, port = sock.getsockname()[:2]
+    app.state.emu.state["http_url"] = f"http://{host}:{port}"
+    app.state.emu.state["on_ready"] = print_banner
+    await server.serve(sockets=[sock])
+
+
+def print_banner(emu: Any) -> None:
+    lines = [f"resend-emulator listening on {emu.state['http_url']}"]
+    for name, port in emu.state.get("smtp_ports", {}).items():
+        lines.append(f"  {name} on {emu.settings.host}:{port}")
+    lines.append(f"  API key: {', '.join(emu.settings.provisioned_keys)}")
+    lines.append(f"  outbox UI: {emu.state['http_url']}/_emulator/ui/")
+    print("\n".join(lines), flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    settings = parse_settings(argv)
+    sock = bind(settings.host, settings.port)
+    try:
+        asyncio.run(serve(settings, sock))
+    except KeyboardInterrupt:
+        pass
+    except SystemExit as exc:
+        if exc.code not in (None, 0):
+            print(f"resend-emulator: {exc.code}", file=sys.stderr)
+        raise
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""The one clock. Everything that needs "now" reads it, so tests can freeze or advance time.
+
+Modes: `real` follows the wall clock; `frozen` stands still until set or advanced; an offset is kept
+in real mode after `advance`/`set`, so real time keeps flowing from the new point.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# A frozen clock with no explicit start begins here, so seeded runs are reproducible.
+DEFAULT_FROZEN_START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+class Clock:
+    def __init__(self, mode: str = "real", start: datetime | None = None) -> None:
+        self._initial = (mode, start)
+        self._listeners: list[Callable[[], None]] = []
+        self._configure(mode, start)
+
+    def _configure(self, mode: str, start: datetime | None) -> None:
+        self.mode = mode
+        self._offset = 0.0
+        self._frozen_at = start or DEFAULT_FROZEN_START
+        if mode == "real" and start is not None:
+            self._offset = start.timestamp() - time.time()
+
+    def now(self) -> datetime:
+        if self.mode == "frozen":
+            return self._frozen_at
+        return datetime.fromtimestamp(time.time() + self._offset, UTC)
+
+    def freeze(self, at: datetime | None = None) -> None:
+        self._frozen_at = at or self.now()
+        self.mode = "frozen"
+        self._changed()
+
+    def unfreeze(self) -> None:
+        if self.mode == "frozen":
+            self._offset = self._frozen_at.timestamp() - time.time()
+        self.mode = "real"
+        self._changed()
+
+    def set(self, at: datetime) -> None:
+        if self.mode == "frozen":
+            self._frozen_at = at
+        else:
+            self._offset = at.timestamp() - time.time()
+        self._changed()
+
+    def advance(self, seconds: float) -> None:
+        self.set(self.now() + timedelta(seconds=seconds))
+
+    def reset(self) -> None:
+        self._configure(*self._initial)
+        self._changed()
+
+    def on_change(self, listener: Callable[[], None]) -> None:
+        """Called after every set/advance/freeze, e.g. to wake the job runner."""
+        self._listeners.append(listener)
+
+    def _changed(self) -> None:
+        for listener in self._listeners:
+            listener()
+
+    def state(self) -> dict[str, object]:
+        return {"mode": self.mode, "now": iso_z(self.now(), digits=6)}
+
+
+def pg_timestamp(value: datetime) -> str:
+    """Postgres text form used by sent emails, domains, keys, templates: `2023-04-03 22:13:42.674981+00`."""
+    value = value.astimezone(UTC)
+    text = value.strftime("%Y-%m-%d %H:%M:%S")
+    fraction = f"{value.microsecond:06d}".rstrip("0")
+    return f"{text}.{fraction}+00" if fraction else f"{text}+00"
+
+
+def iso_z(value: datetime, digits: int = 3) -> str:
+    """ISO 8601 UTC with `Z`: `2023-10-06T23:47:56.678Z` (receiving, metrics, webhook payloads)."""
+    value = value.astimezone(UTC)
+    fraction = f"{value.microsecond:06d}"[:digits]
+    return value.strftime("%Y-%m-%dT%H:%M:%S") + (f".{fraction}Z" if digits else "Z")
+
+
+def to_db(value: datetime) -> str:
+    """Stored form: fixed-width ISO, so text order is time order."""
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def from_db(text: str) -> datetime:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+
+
+def parse_iso(text: str) -> datetime:
+    """Parse an ISO 8601 timestamp (with `Z` or an offset; naive means UTC). Raises ValueError."""
+    parsed = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

@@ -1,0 +1,36 @@
+"""Settings: one dataclass, filled from the command line and the environment (see cli.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+DEFAULT_API_KEY = "re_emulator_default_key"
+DEFAULT_ACCOUNT = "default"
+
+
+@dataclass
+class Settings:
+    host: str = "127.0.0.1"
+    port: int = 2580
+    smtp: bool = True
+    smtp_port: int = 2587
+    smtps_port: int = 2465
+    smtp_auth_plaintext: bool = False
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    db: str = ":memory:"
+    seed: int = 0
+    api_keys: list[str] = field(default_factory=list)
+    clock: str = "real"
+    clock_start: datetime | None = None
+    strict_domains: bool = False
+    rate_limit: int = 0
+    isolate_keys: bool = False
+    seed_file: str | None = None
+    max_body_bytes: int = 50 * 1024 * 1024
+    quiet: bool = False
+
+    @property
+    def provisioned_keys(self) -> list[str]:
+        return self.api_keys or [DEFAULT_API_KEY]

@@ -1,0 +1,50 @@
+"""The Emulator: everything one running instance owns. Handlers reach it as `request.app.state.emu`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from emulator.clock import Clock
+from emulator.config import Settings
+from emulator.db import Database, Tx
+from emulator.events import EventBus
+from emulator.ids import IdFactory
+from emulator.jobs import JobRunner
+
+ResetHook = Callable[["Emulator"], Awaitable[None]]
+
+
+class Emulator:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.clock = Clock(settings.clock, settings.clock_start)
+        self.ids = IdFactory(settings.seed)
+        self.db = Database(settings.db)
+        self.events = EventBus()
+        self.jobs = JobRunner(self)
+        # Per-feature in-memory state (key ring, idempotency in flight, faults) registers here.
+        self.state: dict[str, Any] = {}
+        self.reset_hooks: list[ResetHook] = []
+        self.clock.on_change(self.jobs.wake)
+
+    async def open(self, ddl: list[str]) -> None:
+        await self.db.open(ddl)
+        async with self.transaction() as tx:
+            row = await tx.one("SELECT value FROM meta WHERE key = 'id_counter'")
+        self.ids.counter = int(row["value"]) if row else 0
+
+    @asynccontextmanager
+    async def transaction(self, account: str | None = None) -> AsyncIterator[Tx]:
+        async with self.db.transaction(self, account) as tx:
+            yield tx
+
+    async def reset(self) -> None:
+        """Back to a fresh start: empty tables, the seed's id sequence, the configured clock and keys."""
+        async with self.db.lock:
+            await self.db.wipe()
+            self.ids.counter = 0
+        self.clock.reset()
+        for hook in self.reset_hooks:
+            await hook(self)

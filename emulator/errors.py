@@ -1,0 +1,120 @@
+"""The error catalogue (reference/00-general.md §3) and the one exception every layer raises."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ErrorKind:
+    status: int
+    name: str
+    message: str
+
+
+def _kind(status: int, name: str, message: str) -> ErrorKind:
+    return ErrorKind(status, name, message)
+
+
+# Documented messages, word for word where the reference gives them.
+INVALID_IDEMPOTENCY_KEY = _kind(
+    400, "invalid_idempotency_key",
+    "Idempotency keys, if present, must have between 1 and 256 characters.",
+)
+MALFORMED_BODY = _kind(
+    400, "validation_error", "An error was found with one or more fields in the request."
+)
+MISSING_API_KEY = _kind(401, "missing_api_key", "Missing API key in the authorization header.")
+RESTRICTED_API_KEY = _kind(
+    401, "restricted_api_key", "This API key is restricted to only send emails."
+)
+INVALID_API_KEY = _kind(403, "invalid_api_key", "API key is invalid")
+INACTIVE_API_KEY = _kind(403, "restricted_api_key", "API key is not active")
+SUSPENDED_API_KEY = _kind(403, "suspended_api_key", "This API key is suspended")
+INVALID_PERMISSION = _kind(403, "invalid_permission", "Access token is missing required scopes.")
+EMAIL_ABOVE_QUOTA = _kind(
+    403, "email_above_quota",
+    "You can't retrieve this email's content because it was above quota when received.",
+)
+FORBIDDEN = _kind(403, "validation_error", "You are not allowed to perform this action.")
+NOT_FOUND = _kind(404, "not_found", "The requested endpoint does not exist.")
+METHOD_NOT_ALLOWED = _kind(405, "method_not_allowed", "Method is not allowed for the requested path.")
+CONCURRENT_IDEMPOTENT_REQUESTS = _kind(
+    409, "concurrent_idempotent_requests",
+    "There is another request in progress with the same idempotency key.",
+)
+INVALID_IDEMPOTENT_REQUEST = _kind(
+    409, "invalid_idempotent_request",
+    "This idempotency key has been used with this HTTP method and endpoint within the last 24 hours,"
+    " but the request body was modified and doesn't match the original request.",
+)
+RESOURCE_LOCKED = _kind(409, "resource_locked", "Another request is already updating this resource.")
+# Not in Resend's catalogue: the real edge answers oversize bodies itself. We keep the Resend shape so
+# SDKs still parse it; 413 is the status any HTTP client expects for this condition.
+PAYLOAD_TOO_LARGE = _kind(413, "validation_error", "The request body is too large.")
+INVALID_ATTACHMENT = _kind(422, "invalid_attachment", "Attachment must have either a `content` or `path`.")
+INVALID_PARAMETER = _kind(422, "invalid_parameter", "The `parameter` must be a valid UUID.")
+MISSING_REQUIRED_FIELD = _kind(
+    422, "missing_required_field", "The request body is missing one or more required fields."
+)
+MISSING_REQUIRED_PARAMETER = _kind(
+    422, "missing_required_parameter", "The request is missing one or more required parameters."
+)
+VALIDATION_ERROR = _kind(422, "validation_error", "An error was found with one or more fields in the request.")
+INVALID_REGION = _kind(422, "invalid_region", "Invalid region.")
+INVALID_FROM_ADDRESS = _kind(422, "invalid_from_address", "Invalid `from` field.")
+DAILY_QUOTA_EXCEEDED = _kind(429, "daily_quota_exceeded", "You have exceeded your daily email sending quota.")
+MONTHLY_QUOTA_EXCEEDED = _kind(
+    429, "monthly_quota_exceeded", "You have exceeded your monthly email sending quota."
+)
+RATE_LIMIT_EXCEEDED = _kind(
+    429, "rate_limit_exceeded",
+    "Too many requests. Please limit the number of requests per second."
+    " Or [contact support](https://resend.com/contact) to increase rate limit.",
+)
+APPLICATION_ERROR = _kind(500, "application_error", "An unexpected error occurred.")
+SERVICE_UNAVAILABLE = _kind(503, "service_unavailable", "API is temporarily unavailable")
+
+CATALOGUE: dict[str, ErrorKind] = {
+    name: value for name, value in globals().items() if isinstance(value, ErrorKind)
+}
+
+
+class ApiError(Exception):
+    """Raised anywhere below a handler; serialised once by the app's exception handler."""
+
+    def __init__(self, kind: ErrorKind, message: str | None = None,
+                 headers: dict[str, str] | None = None) -> None:
+        super().__init__(message or kind.message)
+        self.kind = kind
+        self.message = message or kind.message
+        self.headers = headers or {}
+
+    @property
+    def status(self) -> int:
+        return self.kind.status
+
+    def body(self) -> dict[str, Any]:
+        # Key order as observed on the wire: statusCode, message, name.
+        return {"statusCode": self.kind.status, "message": self.message, "name": self.kind.name}
+
+
+def not_found(resource: str) -> ApiError:
+    return ApiError(NOT_FOUND, f"{resource} not found")
+
+
+def invalid(message: str) -> ApiError:
+    return ApiError(VALIDATION_ERROR, message)
+
+
+def missing_field(field: str) -> ApiError:
+    return ApiError(MISSING_REQUIRED_FIELD, f"Missing `{field}` field.")
+
+
+def find_kind(name: str, status: int) -> ErrorKind | None:
+    """The catalogue entry with this wire name and status (used by fault injection)."""
+    for kind in CATALOGUE.values():
+        if kind.name == name and kind.status == status:
+            return kind
+    return None

@@ -1,0 +1,151 @@
+"""Work that falls due on the clock: scheduled sends, delivery status changes, webhook retries.
+
+A job is a row (kind, due time, payload). The runner wakes when a job is added, when the clock moves,
+or when the next due time is reached on a running clock; it runs due jobs outside any transaction
+(handlers open their own), so slow work such as an HTTP delivery never blocks API requests.
+`flush()` runs everything due now, and whatever that makes due, then returns: tests never sleep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from emulator.clock import from_db, to_db
+
+if TYPE_CHECKING:
+    from emulator.context import Emulator
+    from emulator.db import Tx
+
+log = logging.getLogger("emulator.jobs")
+
+TABLES = [
+    """CREATE TABLE IF NOT EXISTS jobs (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        account TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        due_at TEXT NOT NULL,
+        running INTEGER NOT NULL DEFAULT 0,
+        payload TEXT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS jobs_due ON jobs (running, due_at)",
+]
+
+Job = dict[str, Any]
+Handler = Callable[["Emulator", Job], Awaitable[None]]
+MAX_PARALLEL = 16
+
+
+async def schedule(tx: Tx, kind: str, due_at: datetime, payload: dict[str, Any]) -> None:
+    """Add a job in the caller's transaction; the runner hears of it after commit."""
+    await tx.insert("jobs", {
+        "account": tx.account, "kind": kind, "due_at": to_db(due_at),
+        "payload": json.dumps(payload, separators=(",", ":")),
+    })
+    tx.after_commit(tx.emu.jobs.wake)
+
+
+class JobRunner:
+    def __init__(self, emu: Emulator) -> None:
+        self.emu = emu
+        self.handlers: dict[str, Handler] = {}
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._running: set[asyncio.Task[None]] = set()
+        self._slots = asyncio.Semaphore(MAX_PARALLEL)
+        self._pass_lock = asyncio.Lock()
+
+    def handler(self, kind: str, fn: Handler) -> None:
+        self.handlers[kind] = fn
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def start(self) -> None:
+        async with self.emu.transaction() as tx:
+            await tx.run("UPDATE jobs SET running = 0 WHERE running = 1")  # recover after a crash
+        self._task = asyncio.create_task(self._loop())
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+        for task in list(self._running):
+            task.cancel()
+        await asyncio.gather(*self._running, return_exceptions=True)
+
+    async def _loop(self) -> None:
+        while True:
+            self._wake.clear()
+            await self.run_due()
+            delay = await self._seconds_to_next()
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout=delay)
+            except TimeoutError:
+                pass
+
+    async def _seconds_to_next(self) -> float | None:
+        if self.emu.clock.mode == "frozen":
+            return None  # only a clock change or a new job can make anything due
+        async with self.emu.transaction() as tx:
+            row = await tx.one("SELECT MIN(due_at) AS due FROM jobs WHERE running = 0")
+        if not row or row["due"] is None:
+            return None
+        return max(0.0, (from_db(row["due"]) - self.emu.clock.now()).total_seconds()) + 0.001
+
+    async def _claim_due(self) -> list[Job]:
+        async with self.emu.transaction() as tx:
+            rows = await tx.all(
+                "SELECT * FROM jobs WHERE running = 0 AND due_at <= ? ORDER BY due_at, seq LIMIT 200",
+                (tx.now_db,),
+            )
+            if rows:
+                marks = ",".join("?" for _ in rows)
+                await tx.run(f"UPDATE jobs SET running = 1 WHERE seq IN ({marks})",  # noqa: S608
+                             [r["seq"] for r in rows])
+        for row in rows:
+            row["payload"] = json.loads(row["payload"])
+        return rows
+
+    async def run_due(self) -> int:
+        """Start every job due now; return how many were started."""
+        async with self._pass_lock:
+            jobs = await self._claim_due()
+            for job in jobs:
+                task = asyncio.create_task(self._run(job))
+                self._running.add(task)
+                task.add_done_callback(self._running.discard)
+            return len(jobs)
+
+    async def _run(self, job: Job) -> None:
+        async with self._slots:
+            handler = self.handlers.get(job["kind"])
+            try:
+                if handler is None:
+                    log.warning("no handler for job kind %s", job["kind"])
+                else:
+                    await handler(self.emu, job)
+            except Exception:  # a broken job must never stop the runner
+                log.exception("job %s failed", job["kind"])
+            finally:
+                async with self.emu.transaction() as tx:
+                    await tx.run("DELETE FROM jobs WHERE seq = ?", (job["seq"],))
+
+    async def flush(self, rounds: int = 1000) -> None:
+        """Run everything due now, including what those jobs make due, and wait for it all."""
+        for _ in range(rounds):
+            started = await self.run_due()
+            if self._running:
+                await asyncio.gather(*list(self._running), return_exceptions=True)
+            elif not started:
+                return
+
+    async def clear(self) -> None:
+        for task in list(self._running):
+            task.cancel()
+        await asyncio.gather(*self._running, return_exceptions=True)

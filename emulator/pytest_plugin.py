@@ -1,0 +1,1 @@
+"""pytest fixtures for suites that test code sending mail through Resend (see README)."""

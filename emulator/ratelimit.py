@@ -1,0 +1,55 @@
+"""Rate-limit headers like the real service's, with optional enforcement (reference 00-general.md §5).
+
+The window is one real second per account (not the emulator clock: a frozen clock would never reset it).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import TYPE_CHECKING
+
+from emulator import errors
+from emulator.errors import ApiError
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+
+    from emulator.context import Emulator
+
+ADVERTISED_LIMIT = 10  # the documented default per team, shown even when not enforced
+
+
+def _account_hint(emu: Emulator, request: Request) -> str:
+    from emulator.auth import keyring
+
+    token = request.headers.get("authorization", "").partition(" ")[2].strip()
+    credential = keyring(emu).by_token.get(token)
+    return credential.account if credential else token
+
+
+def headers_for(limit: int, remaining: int, reset: float) -> dict[str, str]:
+    return {
+        "ratelimit-limit": str(limit),
+        "ratelimit-remaining": str(max(0, remaining)),
+        "ratelimit-reset": str(max(1, math.ceil(reset))),
+        "ratelimit-policy": f"{limit};w=1",
+    }
+
+
+def rate_limit(emu: Emulator, request: Request) -> dict[str, str]:
+    """Count the request; raise 429 when enforcement is on and the window is spent."""
+    limit = emu.settings.rate_limit or ADVERTISED_LIMIT
+    windows: dict[str, tuple[int, int]] = emu.state.setdefault("rate_windows", {})
+    account = _account_hint(emu, request)
+    now = time.monotonic()
+    second = int(now)
+    start, count = windows.get(account, (second, 0))
+    if start != second:
+        start, count = second, 0
+    count += 1
+    windows[account] = (start, count)
+    headers = headers_for(limit, limit - count, start + 1 - now)
+    if emu.settings.rate_limit and count > limit:
+        raise ApiError(errors.RATE_LIMIT_EXCEEDED, headers={**headers, "retry-after": "1"})
+    return headers

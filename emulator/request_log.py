@@ -1,0 +1,65 @@
+"""A record of every authenticated API request, kept for the Logs endpoints (logs-automations-events.md §1).
+
+Rows are written lazily (with the next transaction), so logging never adds a commit to a request.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from emulator.clock import to_db
+from emulator.ids import IdFactory
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+
+    from emulator.auth import Credential
+    from emulator.context import Emulator
+
+TABLES = [
+    """CREATE TABLE IF NOT EXISTS request_logs (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        account TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        endpoint TEXT NOT NULL,
+        method TEXT NOT NULL,
+        response_status INTEGER NOT NULL,
+        user_agent TEXT,
+        request_body TEXT,
+        response_body TEXT
+    )""",
+]
+# Larger request bodies (attachments) are not copied into the log.
+MAX_LOGGED_BODY = 64 * 1024
+INSERT = ("INSERT INTO request_logs (id, account, created_at, endpoint, method, response_status,"
+          " user_agent, request_body, response_body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+
+
+def log_ids(emu: Emulator) -> IdFactory:
+    ids = emu.state.get("log_ids")
+    if ids is None:
+        ids = emu.state["log_ids"] = IdFactory(emu.settings.seed, stream="log")
+    return ids  # type: ignore[no-any-return]
+
+
+def _request_body(request: Request) -> str | None:
+    raw: bytes | None = getattr(request.state, "raw_body", None)
+    if not raw or len(raw) > MAX_LOGGED_BODY:
+        return None
+    try:
+        return json.dumps(json.loads(raw), separators=(",", ":"))
+    except ValueError:
+        return None
+
+
+def record(emu: Emulator, request: Request, credential: Credential | None, status: int,
+           body: Any) -> None:
+    if credential is None:
+        return
+    emu.db.defer(INSERT, (
+        log_ids(emu).uuid(), credential.account, to_db(emu.clock.now()), request.url.path,
+        request.method, status, request.headers.get("user-agent"), _request_body(request),
+        json.dumps(body, separators=(",", ":")) if body is not None else None,
+    ))

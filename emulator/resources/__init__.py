@@ -1,0 +1,15 @@
+"""The registry of resource groups: one module each, all of the same shape (TABLES, services, OPS).
+
+Adding a group = one module + one line here + its test module.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from emulator.resources import api_keys, domains
+
+MODULES: list[ModuleType] = [
+    api_keys,
+    domains,
+]
