@@ -86,7 +86,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
                     await module.stop(emu)
             await emu.db.close()
 
-    routes: list[BaseRoute] = [route for module in EXTENSIONS for route in getattr(module, "ROUTES", [])]
+    routes: list[BaseRoute] = [route for module in [*EXTENSIONS, *MODULES]
+                               for route in getattr(module, "ROUTES", [])]
     routes += build_routes(all_ops())
     app = Starlette(
         routes=routes,

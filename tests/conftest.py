@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
+import httpx
 import pytest
 from starlette.testclient import TestClient
 
@@ -28,9 +29,32 @@ def settings() -> Settings:
     return make_settings()
 
 
+ERROR_KEYS = ["statusCode", "message", "name"]
+
+
+def assert_error_shape(response: httpx.Response) -> None:
+    """Every error the suite provokes must have Resend's wire shape (checked on every client response)."""
+    if response.status_code < 400 or not response.url.path.startswith(API_PREFIXES):
+        return
+    response.read()
+    assert response.headers["content-type"].startswith("application/json"), response.url
+    body = response.json()
+    assert list(body) == ERROR_KEYS, body
+    assert body["statusCode"] == response.status_code, body
+    assert isinstance(body["message"], str) and body["message"], body
+    assert isinstance(body["name"], str) and body["name"].islower(), body
+
+
+# Paths whose errors use the standard shape (OAuth protocol endpoints and UI pages differ).
+API_PREFIXES = ("/emails", "/email", "/domains", "/api-keys", "/templates", "/webhooks", "/contacts",
+                "/audiences", "/segments", "/topics", "/broadcasts", "/logs", "/suppressions",
+                "/_emulator/flush", "/_emulator/clock", "/_emulator/reset", "/nope")
+
+
 @pytest.fixture
 def client(settings: Settings) -> Iterator[TestClient]:
     with TestClient(create_app(settings), headers=AUTH, raise_server_exceptions=False) as test_client:
+        test_client.event_hooks = {"request": [], "response": [assert_error_shape]}
         yield test_client
 
 

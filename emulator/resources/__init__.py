@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from emulator.resources import api_keys, domains
+from emulator.resources import api_keys, domains, emails
 
 MODULES: list[ModuleType] = [
     api_keys,
     domains,
+    emails,
 ]

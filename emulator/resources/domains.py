@@ -7,11 +7,17 @@ import re
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
 from emulator import errors, validate
 from emulator.clock import from_db, iso_z, pg_timestamp
 from emulator.errors import ApiError, invalid, not_found
 from emulator.events import emit
-from emulator.http import ApiRequest, Op, Reply
+from emulator.config import DEFAULT_ACCOUNT
+from emulator.control import body_of
+from emulator.http import ApiRequest, Op, Reply, json_response
 from emulator.jobs import schedule
 from emulator.pages import fetch_page, list_body, parse_page
 
@@ -406,9 +412,21 @@ async def http_verify_claim(tx: Tx, req: ApiRequest) -> dict[str, Any]:
     return await verify_claim(tx, req.params["domain_id"])
 
 
+async def control_verification(request: Request) -> Response:
+    """`POST /_emulator/domains/{id}/verification {"outcome": …}`: what the next verify settles on."""
+    emu: Emulator = request.app.state.emu
+    body = await body_of(request)
+    domain_id = request.path_params["domain_id"]
+    async with emu.transaction(body.get("account") or DEFAULT_ACCOUNT) as tx:
+        await set_verify_outcome(tx, domain_id, str(body.get("outcome")))
+    return json_response({"id": domain_id, "outcome": body.get("outcome")})
+
+
 def install(emu: Emulator) -> None:
     emu.jobs.handler("domain.verify", finish_verification)
 
+
+ROUTES = [Route("/_emulator/domains/{domain_id}/verification", control_verification, methods=["POST"])]
 
 OPS = [
     Op("domains/create", "POST", "/domains", http_create, status=201),

@@ -1,0 +1,117 @@
+"""Jinja2 environment and the response helpers every UI page goes through (CSP and friends)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from emulator.clock import from_db
+
+HERE = Path(__file__).parent
+UI = "/_emulator/ui"
+
+# UI pages load only our own script and stylesheet: no inline script or style, so nothing a message
+# manages to inject into a page could run. Message HTML lives in a frame served with its own policy.
+UI_CSP = "; ".join([
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    "frame-src 'self'",
+    "form-action 'self'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+])
+UI_HEADERS = {
+    "Content-Security-Policy": UI_CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+    "X-Frame-Options": "DENY",
+}
+
+
+def _when(value: str | None) -> str:
+    """Stored timestamp → `2026-05-14 09:00:01` (UTC, seconds are what QA compares)."""
+    if not value:
+        return ""
+    return from_db(value).astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _iso(value: str | None) -> str:
+    return from_db(value).isoformat() if value else ""
+
+
+def _size(value: int | None) -> str:
+    number = float(value or 0)
+    for unit in ("B", "KB", "MB"):
+        if number < 1024 or unit == "MB":
+            return f"{number:.0f} {unit}" if unit == "B" else f"{number:.1f} {unit}"
+        number /= 1024
+    return f"{number:.1f} MB"
+
+
+def _pretty_json(value: Any) -> str:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
+
+
+def _status_class(status: str | None) -> str:
+    groups = {
+        "delivered": "ok", "sent": "ok", "opened": "ok", "clicked": "ok",
+        "queued": "wait", "scheduled": "wait", "delivery_delayed": "warn",
+        "bounced": "bad", "failed": "bad", "complained": "bad", "suppressed": "bad",
+        "canceled": "muted",
+    }
+    return groups.get(status or "", "muted")
+
+
+def _build_env() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(HERE / "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(when=_when, iso=_iso, size=_size, pretty_json=_pretty_json,
+                       status_class=_status_class)
+    env.globals["UI"] = UI
+    return env
+
+
+ENV = _build_env()
+
+
+def render(name: str, context: dict[str, Any]) -> str:
+    return ENV.get_template(name).render(**context)
+
+
+def page(request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
+    body = render(name, {"request": request, "path": request.url.path, **context})
+    return HTMLResponse(body, status, headers=UI_HEADERS)
+
+
+def fragment(name: str, context: dict[str, Any]) -> Response:
+    return HTMLResponse(render(name, context), headers=UI_HEADERS)
+
+
+def not_found(request: Request, what: str) -> Response:
+    return page(request, "error.html", {"title": f"{what} not found",
+                                         "message": f"No {what.lower()} with this id."}, 404)
+
+
+def redirect(url: str) -> Response:
+    return RedirectResponse(url, status_code=303, headers={"Cache-Control": "no-store"})
+
