@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 
 import httpx
@@ -51,10 +52,17 @@ API_PREFIXES = ("/emails", "/email", "/domains", "/api-keys", "/templates", "/we
                 "/_emulator/flush", "/_emulator/clock", "/_emulator/reset", "/nope")
 
 
-@pytest.fixture
-def client(settings: Settings) -> Iterator[TestClient]:
+@contextmanager
+def api_client(settings: Settings) -> Iterator[TestClient]:
+    """A TestClient over a fresh app whose every error response is checked for the wire shape."""
     with TestClient(create_app(settings), headers=AUTH, raise_server_exceptions=False) as test_client:
         test_client.event_hooks = {"request": [], "response": [assert_error_shape]}
+        yield test_client
+
+
+@pytest.fixture
+def client(settings: Settings) -> Iterator[TestClient]:
+    with api_client(settings) as test_client:
         yield test_client
 
 

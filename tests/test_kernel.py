@@ -7,8 +7,7 @@ import asyncio
 import pytest
 from starlette.testclient import TestClient
 
-from emulator.app import create_app
-from tests.conftest import AUTH, make_settings
+from tests.conftest import api_client, make_settings
 
 
 def test_unknown_path_is_404_not_found(client: TestClient) -> None:
@@ -45,7 +44,7 @@ def test_empty_body_with_json_content_type_is_accepted_on_any_method(client: Tes
 
 def test_oversize_body_is_refused_cleanly() -> None:
     settings = make_settings(max_body_bytes=1024)
-    with TestClient(create_app(settings), headers=AUTH) as client:
+    with api_client(settings) as client:
         response = client.post("/domains", json={"name": "a.dev", "pad": "x" * 2048})
         assert response.status_code == 413
         assert response.json()["message"] == "The request body is too large."
@@ -70,7 +69,7 @@ def test_rate_limit_headers_on_every_response(client: TestClient) -> None:
 
 
 def test_rate_limit_enforcement_switch() -> None:
-    with TestClient(create_app(make_settings(rate_limit=2)), headers=AUTH) as client:
+    with api_client(make_settings(rate_limit=2)) as client:
         statuses = [client.get("/domains") for _ in range(6)]
         limited = [r for r in statuses if r.status_code == 429]
         assert limited, [r.status_code for r in statuses]
@@ -143,9 +142,9 @@ def test_a_failed_request_writes_nothing(client: TestClient) -> None:
 
 def test_file_database_persists_across_restarts(tmp_path: object) -> None:
     path = f"{tmp_path}/state.db"
-    with TestClient(create_app(make_settings(db=path)), headers=AUTH) as client:
+    with api_client(make_settings(db=path)) as client:
         created = client.post("/domains", json={"name": "acme.dev"}).json()
-    with TestClient(create_app(make_settings(db=path)), headers=AUTH) as client:
+    with api_client(make_settings(db=path)) as client:
         assert client.get(f"/domains/{created['id']}").json()["name"] == "acme.dev"
         second = client.post("/domains", json={"name": "other.dev"}).json()
         assert second["id"] != created["id"]

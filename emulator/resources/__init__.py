@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from emulator.resources import api_keys, domains, emails
+from emulator.resources import api_keys, domains, emails, templates
 
 MODULES: list[ModuleType] = [
     api_keys,
     domains,
     emails,
+    templates,
 ]

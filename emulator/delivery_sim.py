@@ -1,0 +1,203 @@
+"""What happens to an accepted email on the emulator clock (reference/emails.md "State machine").
+
+Timeline [rec: the real delays are undocumented; these keep tests short yet ordered]:
+- a single send is `sent` in the request's own transaction (`email.sent` at once);
+- batch emails start `queued` and are sent by a job due immediately;
+- scheduled emails are `scheduled` (`email.scheduled`) and sent by a job due at `scheduled_at`;
+- DELIVERY_DELAY after `sent` each recipient gets its outcome: `delivered`, `bounced` (hard bounce,
+  the address joins the suppression list) or `suppressed`;
+- COMPLAINT_DELAY after delivery `complained@resend.dev` recipients complain (`email.complained`,
+  the address joins the suppression list).
+With a frozen clock, advance it (or flush after advancing) to see the later states.
+
+Outcome per recipient: the `resend.dev` test addresses first (`delivered`, `bounced`, `complained` with
+`+label` variants; `suppressed` only exactly), then the account suppression list, else delivered. So a
+test address behaves the same every time even after it has been put on the list. An email with several
+recipients gets one event per outcome, `to` naming the impacted recipients; `last_event` is the last.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from emulator import suppression_store
+from emulator.auth import keyring
+from emulator.clock import from_db, iso_z
+from emulator.events import emit
+from emulator.jobs import schedule
+
+if TYPE_CHECKING:
+    from emulator.context import Emulator
+    from emulator.db import Row, Tx
+
+DELIVERY_DELAY = timedelta(seconds=2)
+COMPLAINT_DELAY = timedelta(seconds=3)
+SEND_JOB, OUTCOME_JOB, COMPLAINT_JOB = "email.send", "email.outcome", "email.complaint"
+TEST_DOMAIN = "resend.dev"
+BOUNCE = {
+    "diagnosticCode": ["smtp; 550 5.1.1 user unknown"],
+    "message": "The recipient's mail server permanently rejected the email.",
+    "subType": "NoEmail",
+    "type": "Permanent",
+}
+
+
+def event_data(row: Row, to: list[str] | None = None) -> dict[str, Any]:
+    """OutboundEmailEventData (reference/webhooks.md §6.1) for the email `row`."""
+    data: dict[str, Any] = {
+        "email_id": row["id"],
+        "created_at": iso_z(from_db(row["created_at"])),
+        "from": row["from_addr"],
+        "to": to if to is not None else json.loads(row["to_addrs"]),
+        "subject": row["subject"],
+        "message_id": row["message_id"],
+    }
+    if row["broadcast_id"]:
+        data["broadcast_id"] = row["broadcast_id"]
+    if row["template_id"]:
+        data["template_id"] = row["template_id"]
+    if row["tags"]:
+        data["tags"] = {tag["name"]: tag["value"] for tag in json.loads(row["tags"])}
+    if row["headers"]:
+        data["headers"] = [{"name": k, "value": v} for k, v in json.loads(row["headers"]).items()]
+    return data
+
+
+def recipients(row: Row) -> list[str]:
+    from emulator.email_fields import address_of
+
+    found: list[str] = []
+    for column in ("to_addrs", "cc", "bcc"):
+        for value in json.loads(row[column] or "[]"):
+            address = address_of(value)
+            if address.lower() not in (f.lower() for f in found):
+                found.append(address)
+    return found
+
+
+def test_outcome(address: str) -> str | None:
+    """The simulated outcome of a `resend.dev` test address, None for any other address."""
+    local, _, domain = address.lower().partition("@")
+    if domain != TEST_DOMAIN:
+        return None
+    if local == "suppressed":
+        return "suppressed"
+    base = local.split("+", 1)[0]
+    return base if base in ("bounced", "complained") else "delivered"
+
+
+async def mark_sent(tx: Tx, row: Row) -> None:
+    """`queued`/`scheduled` → `sent`, and the outcome job."""
+    await tx.update("emails", row["id"], {"last_event": "sent"})
+    await emit(tx, "email.sent", event_data(row), subject_id=row["id"])
+    await schedule(tx, OUTCOME_JOB, tx.now + DELIVERY_DELAY, {"email_id": row["id"]})
+
+
+async def _load(tx: Tx, email_id: str) -> Row | None:
+    return await tx.one("SELECT * FROM emails WHERE id = ? AND account = ?", (email_id, tx.account))
+
+
+def _key_active(emu: Emulator, key_id: str | None) -> bool:
+    if key_id is None:
+        return True
+    return any(c.key_id == key_id and c.active for c in keyring(emu).by_token.values())
+
+
+async def run_send(emu: Emulator, job: dict[str, Any]) -> None:
+    async with emu.transaction(job["account"]) as tx:
+        row = await _load(tx, job["payload"]["email_id"])
+        if row is None or row["last_event"] not in ("queued", "scheduled"):
+            return  # canceled, or already sent by an earlier job
+        if row["scheduled_at"] and from_db(row["scheduled_at"]) > tx.now:
+            return  # rescheduled later; the newer job sends it
+        if row["last_event"] == "scheduled" and not _key_active(emu, row["key_id"]):
+            await _fail(tx, row, "api_key_not_active")  # [docs] schedule-email; reason text [rec]
+            return
+        await mark_sent(tx, row)
+
+
+async def _fail(tx: Tx, row: Row, reason: str) -> None:
+    await tx.update("emails", row["id"], {"last_event": "failed"})
+    await emit(tx, "email.failed", {**event_data(row), "failed": {"reason": reason}}, subject_id=row["id"])
+
+
+async def _classify(tx: Tx, row: Row) -> dict[str, list[tuple[str, Row | None]]]:
+    groups: dict[str, list[tuple[str, Row | None]]] = {}
+    addresses = recipients(row)
+    listed = await suppression_store.lookup(tx, [a for a in addresses if test_outcome(a) is None])
+    for address in addresses:
+        outcome = test_outcome(address)
+        entry = listed.get(suppression_store.normalize(address))
+        if outcome is None:
+            outcome = "listed" if entry is not None else "delivered"
+        groups.setdefault(outcome, []).append((address, entry))
+    return groups
+
+
+async def run_outcome(emu: Emulator, job: dict[str, Any]) -> None:
+    async with emu.transaction(job["account"]) as tx:
+        row = await _load(tx, job["payload"]["email_id"])
+        if row is None or row["last_event"] != "sent":
+            return
+        groups = await _classify(tx, row)
+        delivered = [a for key in ("delivered", "complained") for a, _ in groups.get(key, [])]
+        last = "sent"
+        if delivered:
+            await emit(tx, "email.delivered", event_data(row, delivered), subject_id=row["id"])
+            last = "delivered"
+        if "suppressed" in groups or "listed" in groups:
+            await _suppressed(tx, row, groups)
+            last = "suppressed"
+        if "bounced" in groups:
+            bounced = [a for a, _ in groups["bounced"]]
+            await emit(tx, "email.bounced", {**event_data(row, bounced), "bounce": BOUNCE},
+                       subject_id=row["id"])
+            for address in bounced:
+                await suppression_store.add(tx, address, "bounce", row["id"])
+            last = "bounced"
+        await tx.update("emails", row["id"], {"last_event": last})
+        if "complained" in groups:
+            await schedule(tx, COMPLAINT_JOB, tx.now + COMPLAINT_DELAY,
+                           {"email_id": row["id"], "to": [a for a, _ in groups["complained"]]})
+
+
+async def _suppressed(tx: Tx, row: Row, groups: dict[str, list[tuple[str, Row | None]]]) -> None:
+    """One `email.suppressed` per kind: the global list (`suppressed@resend.dev`) and the account's."""
+    if "suppressed" in groups:
+        await emit(tx, "email.suppressed", {
+            **event_data(row, [a for a, _ in groups["suppressed"]]),
+            "suppressed": {"diagnosticCode": ["smtp; 550 5.1.1 recipient is on the suppression list"],
+                           "message": "The recipient is on the suppression list because it previously bounced.",
+                           "reason": "previous_bounce", "type": "Suppressed"},
+        }, subject_id=row["id"])
+    if "listed" in groups:
+        entries = groups["listed"]
+        # A manual entry has no enum value of its own; it reads as a previous bounce [rec].
+        complaint = all(entry is not None and entry["origin"] == "complaint" for _, entry in entries)
+        reason = "previous_complaint" if complaint else "previous_bounce"
+        await emit(tx, "email.suppressed", {
+            **event_data(row, [a for a, _ in entries]),
+            "suppressed": {"diagnosticCode": ["smtp; 550 5.1.1 recipient is on the account suppression list"],
+                           "message": "The recipient is on your account's suppression list.",
+                           "reason": reason, "type": "OnAccountSuppressionList"},
+        }, subject_id=row["id"])
+
+
+async def run_complaint(emu: Emulator, job: dict[str, Any]) -> None:
+    async with emu.transaction(job["account"]) as tx:
+        row = await _load(tx, job["payload"]["email_id"])
+        if row is None:
+            return
+        complained: list[str] = job["payload"]["to"]
+        await tx.update("emails", row["id"], {"last_event": "complained"})
+        await emit(tx, "email.complained", event_data(row, complained), subject_id=row["id"])
+        for address in complained:
+            await suppression_store.add(tx, address, "complaint", row["id"])
+
+
+def install(emu: Emulator) -> None:
+    emu.jobs.handler(SEND_JOB, run_send)
+    emu.jobs.handler(OUTCOME_JOB, run_outcome)
+    emu.jobs.handler(COMPLAINT_JOB, run_complaint)

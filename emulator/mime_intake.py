@@ -1,0 +1,256 @@
+"""Incoming RFC 5322 bytes → plain fields (stdlib `email`). Pure functions, no I/O.
+
+Used by SMTP submission (→ a `POST /emails`-shaped body for the one send service) and by Receiving
+(→ a received email). Mapping decisions are [rec] (reference/smtp.md: undocumented):
+- `Bcc` = envelope recipients missing from To/Cc, plus a `Bcc` header if the client left one in.
+- Attachments are parts with a `Content-Disposition`, plus non-text leaf parts and parts carrying a
+  `Content-ID` (inline images in multipart/related often have no disposition).
+- Headers the API sets itself (addresses, subject, date, Message-ID, MIME structure, trace headers)
+  are not passed on as custom `headers`; `Resend-Idempotency-Key` is consumed, never stored.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from email import policy
+from email.message import EmailMessage, Message
+from email.parser import BytesParser
+from email.utils import getaddresses
+from typing import Any
+
+IDEMPOTENCY_HEADER = "resend-idempotency-key"
+_SPECIALS = frozenset('()<>[]:;@\\,."')
+# Set by the API's own renderer or by relays; a submission cannot override them.
+NOT_CUSTOM = frozenset({
+    "from", "to", "cc", "bcc", "reply-to", "subject", "date", "message-id", "mime-version",
+    "content-type", "content-transfer-encoding", "content-disposition", "content-id",
+    "received", "return-path", "sender", "x-original-to", "delivered-to", "dkim-signature",
+    "authentication-results", "arc-seal", "arc-message-signature", "arc-authentication-results",
+    IDEMPOTENCY_HEADER,
+})
+
+
+class IntakeError(ValueError):
+    """A message that cannot be read at all; the text is the SMTP reply's explanation."""
+
+
+@dataclass(frozen=True)
+class Part:
+    content: bytes
+    filename: str | None
+    content_type: str
+    content_id: str | None
+    disposition: str  # "attachment" | "inline"
+
+
+@dataclass
+class Parsed:
+    from_: str | None
+    to: list[str]
+    cc: list[str]
+    bcc: list[str]
+    reply_to: list[str]
+    subject: str | None
+    message_id: str | None
+    text: str | None
+    html: str | None
+    headers: list[tuple[str, str]]  # every header, in order, original name case
+    attachments: list[Part] = field(default_factory=list)
+
+    def header(self, name: str) -> str | None:
+        for key, value in self.headers:
+            if key.lower() == name:
+                return value
+        return None
+
+
+def clean(text: str) -> str:
+    """8-bit header bytes arrive as surrogate escapes: keep valid UTF-8, replace the rest."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def _decode(message: Message, key: str, raw: Any) -> str:
+    try:
+        text = str(message.policy.header_fetch_parse(key, raw))
+    except Exception:  # malformed encoded words, bad address syntax: never fatal
+        text = str(raw)
+    return " ".join(clean(text).split())
+
+
+def _raw_items(message: Message) -> list[tuple[str, Any]]:
+    return list(message.raw_items()) if isinstance(message, EmailMessage) else list(message.items())
+
+
+def _values(message: Message, name: str) -> list[str]:
+    """Decoded values of one header; a value stdlib cannot decode is kept as its raw text."""
+    return [_decode(message, key, raw) for key, raw in _raw_items(message) if key.lower() == name]
+
+
+def _header_text(message: Message, name: str) -> str | None:
+    values = _values(message, name)
+    return values[0] if values else None
+
+
+def _addresses(message: Message, name: str) -> list[str]:
+    result = []
+    for display, address in getaddresses(_values(message, name)):
+        if "@" not in address:
+            continue
+        result.append(_format(" ".join(display.split()), address))
+    return result
+
+
+def _format(display: str, address: str) -> str:
+    """`Name <addr>`, quoting the name only when it holds specials (no RFC 2047: the API takes UTF-8)."""
+    if not display:
+        return address
+    if any(char in _SPECIALS for char in display):
+        display = '"' + display.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return f"{display} <{address}>"
+
+
+def bare(address: str) -> str:
+    """`Jane <jane@x.io>` → `jane@x.io`, lower-cased for comparisons."""
+    pairs = getaddresses([address])
+    return (pairs[0][1] if pairs else address).strip().lower()
+
+
+def _all_headers(message: Message) -> list[tuple[str, str]]:
+    return [(clean(key), _decode(message, key, raw)) for key, raw in _raw_items(message)]
+
+
+def _payload(part: Message) -> bytes:
+    if part.get_content_type() == "message/rfc822":
+        inner = part.get_payload()
+        first = inner[0] if isinstance(inner, list) and inner else None
+        return first.as_bytes(policy=policy.SMTP) if isinstance(first, Message) else b""
+    payload = part.get_payload(decode=True)
+    return payload if isinstance(payload, bytes) else b""
+
+
+def _decoded_text(part: Message) -> str:
+    charset = part.get_content_charset() or "utf-8"
+    data = _payload(part)
+    try:
+        text = data.decode(charset, "replace")
+    except LookupError:  # unknown charset name
+        text = data.decode("utf-8", "replace")
+    return text.replace("\r\n", "\n")
+
+
+def _is_attachment(part: Message) -> bool:
+    disposition = (part.get_content_disposition() or "").lower()
+    if disposition == "attachment":
+        return True
+    if part.get_content_maintype() == "text" and not part.get_filename():
+        return False
+    return disposition == "inline" or bool(part.get("content-id")) or part.get_content_maintype() != "text"
+
+
+def _attachment(part: Message) -> Part:
+    content_id = part.get("content-id")
+    cid = clean(str(content_id)).strip().strip("<>") if content_id else None
+    disposition = (part.get_content_disposition() or "").lower()
+    if disposition not in ("attachment", "inline"):
+        disposition = "inline" if cid else "attachment"
+    filename = part.get_filename()
+    return Part(_payload(part), clean(filename) if filename else None, part.get_content_type(),
+                cid or None, disposition)
+
+
+def _leaves(part: Message) -> Iterable[Message]:
+    """Leaf parts in order; an attached message (message/rfc822) is one leaf, not walked into."""
+    payload = part.get_payload()
+    if part.get_content_type() != "message/rfc822" and part.is_multipart() and isinstance(payload, list):
+        for sub in payload:
+            if isinstance(sub, Message):
+                yield from _leaves(sub)
+    else:
+        yield part
+
+
+def parse(raw: bytes) -> Parsed:
+    """Read one message. Never raises on merely malformed MIME (stdlib records defects instead)."""
+    if not raw.strip():
+        raise IntakeError("Message is empty")
+    message = BytesParser(policy=policy.default).parsebytes(raw)
+    text: str | None = None
+    html: str | None = None
+    attachments: list[Part] = []
+    for part in _leaves(message):
+        if part.get_content_maintype() == "multipart":  # a multipart without a usable boundary
+            text = _decoded_text(part) if text is None else text
+        elif _is_attachment(part):
+            attachments.append(_attachment(part))
+        elif part.get_content_type() == "text/html" and html is None:
+            html = _decoded_text(part)
+        elif part.get_content_type() == "text/plain" and text is None:
+            text = _decoded_text(part)
+    return Parsed(
+        from_=next(iter(_addresses(message, "from")), None), to=_addresses(message, "to"),
+        cc=_addresses(message, "cc"), bcc=_addresses(message, "bcc"),
+        reply_to=_addresses(message, "reply-to"), subject=_header_text(message, "subject"),
+        message_id=_header_text(message, "message-id"), text=text, html=html,
+        headers=_all_headers(message), attachments=attachments,
+    )
+
+
+def custom_headers(parsed: Parsed) -> dict[str, str]:
+    return {name: value for name, value in parsed.headers if name.lower() not in NOT_CUSTOM}
+
+
+def _envelope_bcc(parsed: Parsed, recipients: Sequence[str]) -> list[str]:
+    seen = {bare(a) for a in [*parsed.to, *parsed.cc, *parsed.bcc]}
+    extra = []
+    for rcpt in recipients:
+        if rcpt.lower() not in seen:
+            seen.add(rcpt.lower())
+            extra.append(rcpt)
+    return [*parsed.bcc, *extra]
+
+
+def send_body(parsed: Parsed, mail_from: str | None, recipients: Sequence[str]) -> dict[str, object]:
+    """The `POST /emails` body an SMTP submission stands for.
+
+    [rec] With no `To` header, the envelope recipients are the `to` list (an API send needs one).
+    """
+    to = parsed.to
+    bcc = _envelope_bcc(parsed, recipients)
+    if not to:
+        cc_seen = {bare(a) for a in parsed.cc}
+        to = [r for r in recipients if r.lower() not in cc_seen]
+        bcc = [b for b in parsed.bcc if bare(b) not in {t.lower() for t in to}]
+    body: dict[str, object] = {"from": parsed.from_ or mail_from or "", "to": to,
+                               "subject": parsed.subject or ""}
+    for key, values in (("cc", parsed.cc), ("bcc", bcc), ("reply_to", parsed.reply_to)):
+        if values:
+            body[key] = values
+    if parsed.html is not None:
+        body["html"] = parsed.html
+    # An HTML-only message keeps `text` absent (the API then derives it); a text-only one sends text.
+    if parsed.text is not None:
+        body["text"] = parsed.text
+    headers = custom_headers(parsed)
+    if headers:
+        body["headers"] = headers
+    if parsed.attachments:
+        body["attachments"] = [_api_attachment(part) for part in parsed.attachments]
+    return body
+
+
+def _api_attachment(part: Part) -> dict[str, str]:
+    item = {"content": base64.b64encode(part.content).decode(), "content_type": part.content_type}
+    # The API requires a file name in practice; inline images often have none on the wire.
+    item["filename"] = part.filename or _fallback_name(part)
+    if part.content_id:
+        item["content_id"] = part.content_id
+    return item
+
+
+def _fallback_name(part: Part) -> str:
+    import mimetypes
+
+    extension = mimetypes.guess_extension(part.content_type) or ".bin"
+    return f"{part.content_id or 'attachment'}{extension}"

@@ -1,0 +1,97 @@
+"""Message HTML and files, served so that nothing from a message can act in the UI's origin.
+
+The HTML goes to a sandboxed iframe (no scripts, no same-origin, no top navigation) from its own route,
+and that response carries a CSP with the `sandbox` directive too: opened directly in a tab it is still
+an opaque-origin document that cannot run script. Remote images, fonts and stylesheets stay blocked
+(CSP `img-src`) until the user asks for them, so opening a message never pings a tracker.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+
+SANDBOX = "allow-popups allow-popups-to-escape-sandbox"
+# Raster formats a browser renders without running anything; SVG and HTML are always downloads.
+INLINE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif",
+                          "image/bmp", "image/x-icon", "image/vnd.microsoft.icon"})
+FILE_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; sandbox"
+
+_CID = re.compile(r"""cid:([^"'\s)>]+)""", re.IGNORECASE)
+_REMOTE = re.compile(
+    r"""(?:\b(?:src|background|srcset)\s*=\s*["']?\s*|url\(\s*["']?\s*)(?:https?:)?//""", re.IGNORECASE,
+)
+_HEAD = re.compile(r"<head(?:\s[^>]*)?>", re.IGNORECASE)
+_BASE = re.compile(r"<base[\s>]", re.IGNORECASE)
+
+
+def frame_csp(origin: str, remote: bool) -> str:
+    extra = " https: http:" if remote else ""
+    return "; ".join([
+        "default-src 'none'",
+        "script-src 'none'",
+        f"img-src {origin} data:{extra}",
+        f"style-src 'unsafe-inline'{extra}",
+        f"font-src data:{extra}",
+        "form-action 'none'",
+        f"sandbox {SANDBOX}",
+        "frame-ancestors 'self'",
+    ])
+
+
+def remote_count(html: str) -> int:
+    """How many remote resources (images, backgrounds, stylesheets' url()) the HTML asks for."""
+    return len(_REMOTE.findall(html))
+
+
+def rewrite_cids(html: str, urls: dict[str, str]) -> str:
+    """`cid:logo` → the attachment's URL, for parts whose Content-ID matches (case-insensitive)."""
+    lowered = {key.strip("<>").lower(): url for key, url in urls.items()}
+
+    def swap(match: re.Match[str]) -> str:
+        return lowered.get(match.group(1).lower(), match.group(0))
+
+    return _CID.sub(swap, html)
+
+
+def with_base_target(html: str) -> str:
+    """Links open in a new tab rather than replacing the preview (unless the message sets a <base>)."""
+    if _BASE.search(html):
+        return html
+    tag = '<base target="_blank">'
+    head = _HEAD.search(html)
+    if head:
+        return html[: head.end()] + tag + html[head.end():]
+    return tag + html
+
+
+def origin_of(request: Request) -> str:
+    return f"{request.url.scheme}://{request.url.netloc}"
+
+
+def frame_response(request: Request, html: str, remote: bool) -> Response:
+    return HTMLResponse(with_base_target(html), headers={
+        "Content-Security-Policy": frame_csp(origin_of(request), remote),
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+        "Cache-Control": "no-store",
+    })
+
+
+def disposition(kind: str, filename: str) -> str:
+    ascii_name = re.sub(r'[^A-Za-z0-9._ -]', "_", filename) or "file"
+    return f"{kind}; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(filename, safe='')}"
+
+
+def file_response(content: bytes, content_type: str, filename: str, inline: bool) -> Response:
+    kind = "inline" if inline and content_type.lower() in INLINE_TYPES else "attachment"
+    media = content_type or "application/octet-stream"
+    return Response(content, media_type=media, headers={
+        "Content-Disposition": disposition(kind, filename),
+        "Content-Security-Policy": FILE_CSP,
+        "X-Content-Type-Options": "nosniff",
+        "Cache-Control": "no-store",
+    })
