@@ -13,7 +13,20 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
-from emulator import control, errors, events, idempotency, jobs, request_log
+from emulator import (
+    control,
+    delivery,
+    errors,
+    events,
+    idempotency,
+    inbound,
+    jobs,
+    outbox,
+    request_log,
+    smtp,
+    web,
+    webhook_faults,
+)
 from emulator.config import Settings
 from emulator.context import Emulator
 from emulator.errors import ApiError
@@ -25,7 +38,7 @@ log = logging.getLogger("emulator")
 KERNEL_MODULES: list[Any] = [events, jobs, idempotency, request_log]
 # Extra parts (webhook delivery, SMTP, web UI, test plugin support) plug in here: each may offer
 # TABLES, OPS, ROUTES, `install(emu)` (at creation) and `async start(emu)` / `async stop(emu)`.
-EXTENSIONS: list[Any] = [control]
+EXTENSIONS: list[Any] = [control, outbox, delivery, webhook_faults, web, smtp, inbound]
 
 
 def all_ops() -> list[Op]:

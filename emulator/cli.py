@@ -114,7 +114,8 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def serve(settings: Settings, sock: socket.socket) -> None:
+async def serve(settings: Settings, sock: socket.socket,
+                smtp_sockets: dict[str, socket.socket] | None = None) -> None:
     import uvicorn
 
     from emulator.app import create_app
@@ -126,7 +127,16 @@ async def serve(settings: Settings, sock: socket.socket) -> None:
     host, port = sock.getsockname()[:2]
     app.state.emu.state["http_url"] = f"http://{host}:{port}"
     app.state.emu.state["on_ready"] = print_banner
+    app.state.emu.state["smtp_sockets"] = smtp_sockets or {}
     await server.serve(sockets=[sock])
+
+
+def bind_smtp(settings: Settings) -> dict[str, socket.socket]:
+    """SMTP ports bound like the HTTP one (a busy port is one clear line); the app's lifespan serves them."""
+    if not settings.smtp:
+        return {}
+    return {name: bind(settings.host, port)
+            for name, port in (("smtp", settings.smtp_port), ("smtps", settings.smtps_port))}
 
 
 def print_banner(emu: Any) -> None:
@@ -141,8 +151,9 @@ def print_banner(emu: Any) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     settings = parse_settings(argv)
     sock = bind(settings.host, settings.port)
+    smtp_sockets = bind_smtp(settings)
     try:
-        asyncio.run(serve(settings, sock))
+        asyncio.run(serve(settings, sock, smtp_sockets))
     except KeyboardInterrupt:
         pass
     except SystemExit as exc:

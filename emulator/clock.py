@@ -58,6 +58,17 @@ class Clock:
         self._configure(*self._initial)
         self._changed()
 
+    def export(self) -> dict[str, object]:
+        """The whole clock state (mode, frozen instant, offset from real time), for snapshots."""
+        return {"mode": self.mode, "frozen_at": iso_z(self._frozen_at, digits=6), "offset": self._offset}
+
+    def load(self, state: dict[str, object]) -> None:
+        """Return to a state from `export()`; a real clock keeps its offset, not the instant."""
+        self.mode = str(state["mode"])
+        self._frozen_at = parse_iso(str(state["frozen_at"]))
+        self._offset = float(state["offset"])  # type: ignore[arg-type]
+        self._changed()
+
     def on_change(self, listener: Callable[[], None]) -> None:
         """Called after every set/advance/freeze, e.g. to wake the job runner."""
         self._listeners.append(listener)

@@ -101,23 +101,27 @@ async def deliver(emu: Emulator, job: Job) -> None:
     await _record(emu, plan, outcome)
 
 
+_MESSAGE_AND_HOOK = (
+    "SELECT m.*, w.endpoint, w.status AS hook_status, w.secret, w.previous_secret, w.previous_until"
+    " FROM webhook_messages m LEFT JOIN webhooks w ON w.id = m.webhook_id AND w.account = m.account"
+    " WHERE m.id = ? AND m.account = ?"
+)
+
+
 async def _prepare(emu: Emulator, job: Job) -> Plan | None:
     mode, message_id = job["payload"].get("mode", "auto"), job["payload"]["message_id"]
     async with emu.transaction(job["account"]) as tx:
-        message = await tx.one("SELECT * FROM webhook_messages WHERE id = ? AND account = ?",
-                               (message_id, tx.account))
-        if message is None or (mode == "auto" and message["status"] in ("success", "failed")):
+        row = await tx.one(_MESSAGE_AND_HOOK, (message_id, tx.account))
+        if row is None or (mode == "auto" and row["status"] in ("success", "failed")):
             return None  # webhook deleted, or a job repeated after a restart
-        hook = await tx.one("SELECT * FROM webhooks WHERE id = ? AND account = ?",
-                            (message["webhook_id"], tx.account))
-        if hook is None or hook["status"] != "enabled":
+        if row["hook_status"] != "enabled":
             # A disabled endpoint gets no attempts [docs]; its pending retries end here (replayable later).
             if mode == "auto":
                 await tx.update("webhook_messages", message_id, {"status": "failed", "next_attempt_at": None})
             return None
-        body = message["payload"].encode()
-        return Plan(tx.account, message_id, hook["id"], hook["endpoint"], body,
-                    build_headers(hook, message_id, tx.now, body), mode, tx.now)
+        body = row["payload"].encode()
+        return Plan(tx.account, message_id, row["webhook_id"], row["endpoint"], body,
+                    build_headers(row, message_id, tx.now, body), mode, tx.now)
 
 
 async def _attempt(emu: Emulator, plan: Plan) -> Outcome:
@@ -170,15 +174,15 @@ async def _record(emu: Emulator, plan: Plan, outcome: Outcome) -> None:
                                (plan.message_id, tx.account))
         if message is None:
             return  # the webhook was deleted while the request was in flight
-        done = await tx.one("SELECT COUNT(*) AS n FROM webhook_attempts WHERE message_id = ? AND account = ?",
-                            (plan.message_id, tx.account))
+        tries = message["tries"] + 1  # automatic and replayed attempts alike
         await tx.insert("webhook_attempts", {
-            "id": attempt_id(emu.ids.seed, plan.message_id, (done or {"n": 0})["n"] + 1),
+            "id": attempt_id(emu.ids.seed, plan.message_id, tries),
             "account": tx.account, "webhook_id": plan.webhook_id, "message_id": plan.message_id,
             "http_status_code": outcome.status, "response": outcome.response, "reason": outcome.reason,
             "sent_at": to_db(plan.sent_at),
         })
-        await tx.update("webhook_messages", plan.message_id, await _next_state(tx, message, plan, outcome))
+        changes = await _next_state(tx, message, plan, outcome)
+        await tx.update("webhook_messages", plan.message_id, {"tries": tries, **changes})
 
 
 async def _next_state(tx: Tx, message: Row, plan: Plan, outcome: Outcome) -> dict[str, Any]:

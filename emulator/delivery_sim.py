@@ -169,7 +169,8 @@ async def _suppressed(tx: Tx, row: Row, groups: dict[str, list[tuple[str, Row | 
         await emit(tx, "email.suppressed", {
             **event_data(row, [a for a, _ in groups["suppressed"]]),
             "suppressed": {"diagnosticCode": ["smtp; 550 5.1.1 recipient is on the suppression list"],
-                           "message": "The recipient is on the suppression list because it previously bounced.",
+                           "message": "The recipient is on the suppression list because it"
+                                      " previously bounced.",
                            "reason": "previous_bounce", "type": "Suppressed"},
         }, subject_id=row["id"])
     if "listed" in groups:

@@ -29,13 +29,17 @@ _LOCAL = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+"
 _DOMAIN = r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z0-9-]{2,63}"
 BARE_ADDRESS = re.compile(rf"^{_LOCAL}@{_DOMAIN}$")
 NAMED_ADDRESS = re.compile(rf"^(?P<name>[^<>]*?)\s*<(?P<addr>{_LOCAL}@{_DOMAIN})>$")
-BLOCKED_EXTENSIONS = frozenset("""
-adp app asp bas bat cer chm cmd com cpl crt csh der exe fxp gadget hlp hta inf ins isp its js jse ksh
-lib lnk mad maf mag mam maq mar mas mat mau mav maw mda mdb mde mdt mdw mdz msc msh msh1 msh2 mshxml
-msh1xml msh2xml msi msp mst ops pcd pif plg prf prg reg scf scr sct shb shs sys ps1 ps1xml ps2 ps2xml
-psc1 psc2 tmp url vb vbe vbs vps vsmacros vss vst vsw vxd ws wsc wsf wsh xnk
-""".split())
-ADDRESS_FORMAT = "The email address needs to follow the `email@example.com` or `Name <email@example.com>` format."
+BLOCKED_EXTENSIONS = frozenset({
+    "adp", "app", "asp", "bas", "bat", "cer", "chm", "cmd", "com", "cpl", "crt", "csh", "der", "exe",
+    "fxp", "gadget", "hlp", "hta", "inf", "ins", "isp", "its", "js", "jse", "ksh", "lib", "lnk", "mad",
+    "maf", "mag", "mam", "maq", "mar", "mas", "mat", "mau", "mav", "maw", "mda", "mdb", "mde", "mdt",
+    "mdw", "mdz", "msc", "msh", "msh1", "msh2", "mshxml", "msh1xml", "msh2xml", "msi", "msp", "mst",
+    "ops", "pcd", "pif", "plg", "prf", "prg", "reg", "scf", "scr", "sct", "shb", "shs", "sys", "ps1",
+    "ps1xml", "ps2", "ps2xml", "psc1", "psc2", "tmp", "url", "vb", "vbe", "vbs", "vps", "vsmacros",
+    "vss", "vst", "vsw", "vxd", "ws", "wsc", "wsf", "wsh", "xnk",
+})
+ADDRESS_FORMAT = ("The email address needs to follow the `email@example.com` or"
+                  " `Name <email@example.com>` format.")
 
 
 @dataclass
@@ -226,7 +230,8 @@ def _attachment(item: Any, index: int) -> Attachment:
         filename = path.split("?")[0].rstrip("/").rpartition("/")[2] or None
     if filename and "." in filename and filename.rpartition(".")[2].lower() in BLOCKED_EXTENSIONS:
         ext = filename.rpartition(".")[2].lower()
-        raise ApiError(errors.INVALID_ATTACHMENT, f"Attachments with the `.{ext}` extension are not supported.")
+        raise ApiError(errors.INVALID_ATTACHMENT,
+                       f"Attachments with the `.{ext}` extension are not supported.")
     content_id = _optional_text(item, "content_id", index) or _optional_text(item, "inline_content_id", index)
     if content_id is not None and len(content_id) > MAX_CONTENT_ID:
         raise ApiError(errors.INVALID_ATTACHMENT, "The `content_id` must be less than 128 characters.")

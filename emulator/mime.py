@@ -29,8 +29,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from email.header import Header
-from email.utils import encode_rfc2231, format_datetime, formataddr, getaddresses, parseaddr
+from email.utils import encode_rfc2231, format_datetime, formataddr
 from html.parser import HTMLParser
+from typing import Protocol
 
 # The message is written directly rather than built from `email.message` objects and flattened by
 # the generator: that path cost 0.4–2.5 ms for a small email (header parsing and folding per line),
@@ -45,11 +46,25 @@ STRUCTURAL_HEADERS = frozenset({"content-type", "content-transfer-encoding", "mi
 _HEADER_NAME = re.compile(r"^[!-9;-~]+$")  # RFC 5322 ftext: printable ASCII except ':'
 # Addresses that need no quoting or encoding: `local@domain` or `Plain Name <local@domain>`.
 _SIMPLE_ADDRESS = re.compile(r"^(?:[A-Za-z0-9 _-]* ?<)?[A-Za-z0-9._%+=-]+@[A-Za-z0-9.-]+>?$")
+_NAMED = re.compile(r"^(.*?)\s*<([^<>]*)>$")
 _SAFE_PARAM = re.compile(r"^[ -!#-\[\]-~]*$")  # printable ASCII but `"` and `\`
 
 
 class MimeError(ValueError):
     """A message part that cannot be rendered; the text is a user-facing validation message."""
+
+
+class AttachmentLike(Protocol):
+    """What a part needs; `email_fields.Attachment` and `MimeAttachment` both fit."""
+
+    @property
+    def content(self) -> bytes: ...
+    @property
+    def filename(self) -> str | None: ...
+    @property
+    def content_type(self) -> str | None: ...
+    @property
+    def content_id(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -72,14 +87,16 @@ class OutgoingMessage:
     html: str | None = None
     text: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
-    attachments: Sequence[MimeAttachment] = ()
+    attachments: Sequence[AttachmentLike] = ()
     message_id: str | None = None
 
 
 def message_id_for(email_id: str, from_: str) -> str:
     """`<email-id@sender-domain>`, the form of the reference's `message_id` examples."""
-    address = parseaddr(from_)[1]
-    domain = address.rpartition("@")[2] or "resend.dev"
+    address = from_.rpartition("<")[2].rstrip("> ")
+    domain = address.rpartition("@")[2].strip().lower()
+    if not re.fullmatch(r"[a-z0-9.-]+", domain):
+        domain = "resend.dev"
     return f"<{email_id}@{domain}>"
 
 
@@ -118,7 +135,7 @@ class _Boundaries:
     quoted-printable text, and every leaf part here uses one of the two, so no part can contain one."""
 
     def __init__(self, email_id: str) -> None:
-        self.stem = hashlib.sha1(email_id.encode()).hexdigest()[:20]  # noqa: S324 - not security
+        self.stem = hashlib.sha1(email_id.encode()).hexdigest()[:20]
         self.count = 0
 
     def next(self) -> str:
@@ -149,18 +166,19 @@ def _top_headers(message: OutgoingMessage) -> list[str]:
 
 
 def _addresses(name: str, values: Sequence[str]) -> str:
-    formatted = []
-    for value in values:
-        if _has_break(value):
-            raise MimeError(f"Invalid address `{value.strip()}` in `{name}`.")
-        if _SIMPLE_ADDRESS.match(value):
-            formatted.append(value)
-            continue
-        for display, address in getaddresses([value]):
-            if not address:
-                raise MimeError(f"Invalid address `{value}` in `{name}`.")
-            formatted.append(formataddr((display, address), charset="utf-8"))
-    return _fold_list(f"{name}: ", formatted)
+    return _fold_list(f"{name}: ", [_address(name, value) for value in values])
+
+
+def _address(name: str, value: str) -> str:
+    """One address as the API accepted it (`x@y` or `Display Name <x@y>`), quoted or encoded as needed.
+    Each value is one address, so a comma in a display name is part of the name."""
+    if _SIMPLE_ADDRESS.match(value):
+        return value
+    match = _NAMED.match(value.strip())
+    display, address = (match.group(1).strip().strip('"'), match.group(2)) if match else ("", value.strip())
+    if _has_break(value) or not address.isascii() or "@" not in address:
+        raise MimeError(f"Invalid address `{value.strip()}` in `{name}`.")
+    return formataddr((display, address), charset="utf-8")
 
 
 def _fold_list(prefix: str, items: list[str]) -> str:
@@ -197,7 +215,7 @@ def _check_custom(name: str, value: str) -> None:
         raise MimeError(f"The `{name}` header value must be a single-line string.")
 
 
-def _body_part(message: OutgoingMessage, inline: list[MimeAttachment],
+def _body_part(message: OutgoingMessage, inline: list[AttachmentLike],
                boundaries: _Boundaries) -> Part:
     text = plain_text(message.html, message.text)
     html_part = _text_part(message.html, "html") if message.html else None
@@ -222,7 +240,7 @@ def _text_part(content: str, subtype: str) -> Part:
     return head, _crlf(encoded)
 
 
-def _file_part(attachment: MimeAttachment) -> Part:
+def _file_part(attachment: AttachmentLike) -> Part:
     ctype = (attachment.content_type or guess_content_type(attachment.filename)).split(";")[0].strip()
     if not re.fullmatch(r"[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+", ctype):
         ctype = "application/octet-stream"
@@ -249,13 +267,14 @@ def _param(name: str, value: str | None) -> str:
 def _container(subtype: str, parts: list[Part], boundaries: _Boundaries) -> Part:
     boundary = boundaries.next()
     head = f'Content-Type: multipart/{subtype};{CRLF} boundary="{boundary}"{CRLF}'
-    chunks = [f"--{boundary}{CRLF}{part_head}{CRLF}{content}" for part_head, content in parts]
+    # The CRLF before each delimiter belongs to the delimiter (RFC 2046 §5.1.1), so every part's
+    # own content, trailing line break or not, survives a parse unchanged.
+    chunks = [f"--{boundary}{CRLF}{part_head}{CRLF}{content}{CRLF}" for part_head, content in parts]
     return head, "".join(chunks) + f"--{boundary}--{CRLF}"
 
 
 def _crlf(text: str) -> str:
-    text = text.replace("\n", CRLF)
-    return text if text.endswith(CRLF) else text + CRLF
+    return text.replace("\n", CRLF)
 
 
 # --- HTML → readable text -----------------------------------------------------------------------
@@ -276,7 +295,7 @@ class _TextExtractor(HTMLParser):
         self.line: list[str] = []
         self.skip_depth = 0
         self.pre_depth = 0
-        self.links: list[tuple[str | None, int]] = []
+        self.links: list[tuple[str | None, int, int]] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in _SKIP:
@@ -289,10 +308,12 @@ class _TextExtractor(HTMLParser):
             if tag == "li":
                 self.line.append("- ")
             elif tag == "hr":
+                self.blank()
                 self.line.append("---")
                 self.newline()
+                self.blank()
         elif tag == "a":
-            self.links.append((dict(attrs).get("href"), len(self.line)))
+            self.links.append((dict(attrs).get("href"), len(self.lines), len(self.line)))
         elif tag in ("td", "th") and self.line:
             self.line.append(" ")
         elif tag == "img":
@@ -304,8 +325,8 @@ class _TextExtractor(HTMLParser):
         if tag in _SKIP:
             self.skip_depth = max(0, self.skip_depth - 1)
         elif tag in _BLOCK:
-            self.pre_depth -= tag == "pre" and self.pre_depth > 0
             self.newline()
+            self.pre_depth -= tag == "pre" and self.pre_depth > 0
             if tag in ("p", "h1", "h2", "h3", "h4", "h5", "h6", "table", "blockquote", "ul", "ol"):
                 self.blank()
         elif tag == "a" and self.links:
@@ -325,8 +346,9 @@ class _TextExtractor(HTMLParser):
             return
         self.line.append(re.sub(r"\s+", " ", data))
 
-    def close_link(self, href: str | None, start: int) -> None:
-        label = "".join(self.line[start:]).strip()
+    def close_link(self, href: str | None, line_count: int, start: int) -> None:
+        # A block inside the link started a new line: its label is what that line holds.
+        label = "".join(self.line[start if line_count == len(self.lines) else 0:]).strip()
         if not href or href.startswith(("#", "javascript:")):
             return
         target = href.removeprefix("mailto:")

@@ -39,9 +39,13 @@ def headers_for(limit: int, remaining: int, reset: float) -> dict[str, str]:
 
 def rate_limit(emu: Emulator, request: Request) -> dict[str, str]:
     """Count the request; raise 429 when enforcement is on and the window is spent."""
+    return charge(emu, _account_hint(emu, request))
+
+
+def charge(emu: Emulator, account: str) -> dict[str, str]:
+    """Count one request of `account` (HTTP or SMTP: the pool is shared per team, as documented)."""
     limit = emu.settings.rate_limit or ADVERTISED_LIMIT
     windows: dict[str, tuple[int, int]] = emu.state.setdefault("rate_windows", {})
-    account = _account_hint(emu, request)
     now = time.monotonic()
     second = int(now)
     start, count = windows.get(account, (second, 0))

@@ -63,3 +63,10 @@ def record(emu: Emulator, request: Request, credential: Credential | None, statu
         request.method, status, request.headers.get("user-agent"), _request_body(request),
         json.dumps(body, separators=(",", ":")) if body is not None else None,
     ))
+
+
+async def start(emu: Emulator) -> None:
+    """Continue the log id stream after a restart with a file database (ids are UNIQUE)."""
+    async with emu.transaction() as tx:
+        row = await tx.one("SELECT seq FROM sqlite_sequence WHERE name = 'request_logs'")
+    log_ids(emu).counter = int(row["seq"]) if row else 0

@@ -5,12 +5,10 @@ Checks run in the order the fields are documented; each failure is the Resend-sh
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
-from email.utils import parseaddr
 from typing import Any
 
-from emulator import validate
+from emulator import email_fields, validate
 from emulator.errors import invalid, missing_field
 from emulator.template_render import VARIABLE_KEY, check_value, value_type
 
@@ -22,38 +20,16 @@ RESERVED_KEYS = frozenset({
     "FIRST_NAME", "LAST_NAME", "EMAIL", "UNSUBSCRIBE_URL", "RESEND_UNSUBSCRIBE_URL",
     "SERVICE_UNSUBSCRIBE_URL", "contact", "this",
 })
-ADDRESS = re.compile(r"^[^@\s<>\"(),;:]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9-]+)+$")
-
-
-def _address_ok(value: str) -> bool:
-    _display, address = parseaddr(value)
-    return bool(ADDRESS.match(address)) and (value.strip() == address or "<" in value)
-
-
-def _bad_address(field: str) -> Exception:
-    return invalid(f"Invalid `{field}` field. The email address needs to follow the `email@example.com`"
-                   " or `Name <email@example.com>` format.")
 
 
 def sender(body: dict[str, Any]) -> str | None:
-    value = validate.string(body, "from")
-    if value is not None and not _address_ok(value):
-        raise _bad_address("from")
-    return value
+    # The same address rules as a send's `from`, so a template default can never fail at send time.
+    return email_fields.sender(body, required=False)
 
 
 def reply_to(body: dict[str, Any]) -> list[str] | None:
     """A string or an array of strings (docs + SDKs; OpenAPI shows only the array); stored as a list."""
-    value = body.get("reply_to")
-    if value is None:
-        return None
-    items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
-        raise invalid("The `reply_to` field must be a `string` or an `array` of strings.")
-    for item in items:
-        if not _address_ok(item):
-            raise _bad_address("reply_to")
-    return list(items)
+    return email_fields.addresses(body, "reply_to")
 
 
 def alias(body: dict[str, Any]) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -112,7 +113,7 @@ def resolve_values(declared: list[dict[str, Any]], given: dict[str, Value]) -> d
     return values
 
 
-def render(source: str, values: dict[str, Value]) -> str:
+def render(source: str, values: Mapping[str, Value]) -> str:
     """Replace each `{{{KEY}}}` that has a value; placeholders without one stay as written."""
     def substitute(match: re.Match[str]) -> str:
         key = match.group(1)

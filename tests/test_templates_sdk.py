@@ -11,7 +11,15 @@ import resend
 from resend.exceptions import ResendError
 
 from tests.conftest import make_settings
-from tests.templates_helpers import ORDER_HTML, ORDER_TEXT, T0, ThreadServer, order_template, plain, sdk_against
+from tests.templates_helpers import (
+    ORDER_HTML,
+    ORDER_TEXT,
+    T0,
+    ThreadServer,
+    order_template,
+    plain,
+    sdk_against,
+)
 
 
 @pytest.fixture(scope="module")

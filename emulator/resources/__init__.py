@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from emulator.resources import api_keys, domains, emails, templates
+from emulator.resources import api_keys, domains, emails, receiving, templates, webhooks
 
 MODULES: list[ModuleType] = [
     api_keys,
     domains,
     emails,
+    receiving,
     templates,
+    webhooks,
 ]

@@ -47,6 +47,7 @@ TABLES = [
         payload TEXT NOT NULL,
         status TEXT NOT NULL,
         attempts INTEGER NOT NULL,
+        tries INTEGER NOT NULL DEFAULT 0,
         next_attempt_at TEXT,
         created_at TEXT NOT NULL
     )""",
@@ -200,7 +201,7 @@ async def delete_webhook(tx: Tx, webhook_id: str) -> dict[str, Any]:
     # Pending delivery jobs find no message any more and stop: a removed endpoint gets nothing.
     for table, column in (("webhook_attempts", "webhook_id"), ("webhook_messages", "webhook_id"),
                           ("webhooks", "id")):
-        await tx.run(f"DELETE FROM {table} WHERE {column} = ? AND account = ?",  # noqa: S608
+        await tx.run(f"DELETE FROM {table} WHERE {column} = ? AND account = ?",
                      (webhook_id, tx.account))
     return {"object": "webhook", "id": webhook_id, "deleted": True}
 

@@ -72,8 +72,8 @@ def origin_of(request: Request) -> str:
     return f"{request.url.scheme}://{request.url.netloc}"
 
 
-def frame_response(request: Request, html: str, remote: bool) -> Response:
-    return HTMLResponse(with_base_target(html), headers={
+def frame_response(request: Request, html: str, remote: bool, status: int = 200) -> Response:
+    return HTMLResponse(with_base_target(html), status, headers={
         "Content-Security-Policy": frame_csp(origin_of(request), remote),
         "X-Content-Type-Options": "nosniff",
         "Referrer-Policy": "no-referrer",

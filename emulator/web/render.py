@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC
+from datetime import UTC, datetime
+from email.utils import parseaddr
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from emulator.clock import from_db
+from emulator.clock import from_db, parse_iso
 
 HERE = Path(__file__).parent
 UI = "/_emulator/ui"
@@ -39,15 +40,27 @@ UI_HEADERS = {
 }
 
 
+def _instant(value: str) -> datetime:
+    """Stored (`to_db`) or ISO text, whichever the source table or serializer gave."""
+    try:
+        return from_db(value)
+    except ValueError:
+        return parse_iso(value)
+
+
 def _when(value: str | None) -> str:
-    """Stored timestamp → `2026-05-14 09:00:01` (UTC, seconds are what QA compares)."""
-    if not value:
-        return ""
-    return from_db(value).astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+    """→ `2026-05-14 09:00:01` (UTC; seconds are what QA compares)."""
+    return _instant(value).astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S") if value else ""
 
 
 def _iso(value: str | None) -> str:
-    return from_db(value).isoformat() if value else ""
+    return _instant(value).isoformat() if value else ""
+
+
+def _address(value: str | None) -> str:
+    """`Ada <ada@x.dev>` → `ada@x.dev`: lists show addresses (the full value sits in the title)."""
+    address = parseaddr(value or "")[1]
+    return address or (value or "")
 
 
 def _size(value: int | None) -> str:
@@ -64,8 +77,12 @@ def _pretty_json(value: Any) -> str:
         try:
             value = json.loads(value)
         except ValueError:
-            return value
+            return str(value)
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
+
+
+def _from_json(value: str | None) -> Any:
+    return json.loads(value) if value else []
 
 
 def _status_class(status: str | None) -> str:
@@ -85,8 +102,8 @@ def _build_env() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(when=_when, iso=_iso, size=_size, pretty_json=_pretty_json,
-                       status_class=_status_class)
+    env.filters.update(address=_address, when=_when, iso=_iso, size=_size, pretty_json=_pretty_json,
+                       from_json=_from_json, status_class=_status_class)
     env.globals["UI"] = UI
     return env
 
@@ -101,10 +118,6 @@ def render(name: str, context: dict[str, Any]) -> str:
 def page(request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
     body = render(name, {"request": request, "path": request.url.path, **context})
     return HTMLResponse(body, status, headers=UI_HEADERS)
-
-
-def fragment(name: str, context: dict[str, Any]) -> Response:
-    return HTMLResponse(render(name, context), headers=UI_HEADERS)
 
 
 def not_found(request: Request, what: str) -> Response:

@@ -21,7 +21,7 @@ QUEUE_SIZE = 256
 HEARTBEAT_SECONDS = 15.0
 # uvicorn waits for open responses before it shuts down, so a stream never lives long; the browser's
 # EventSource reconnects on its own and the page resyncs on every (re)connect.
-STREAM_SECONDS = 30.0
+STREAM_SECONDS = 15.0
 RESYNC = {"type": "resync"}
 
 
@@ -75,7 +75,7 @@ def install(emu: Emulator) -> None:
 
 
 def _frame(message: dict[str, Any]) -> str:
-    return f"event: {message['type'].split('.')[0]}\ndata: {json.dumps(message)}\n\n"
+    return f"data: {json.dumps(message)}\n\n"
 
 
 async def _stream(hub: LiveHub, queue: asyncio.Queue[dict[str, Any]],

@@ -1,0 +1,176 @@
+"""SMTP submission throughput: the emulator beside a bare aiosmtpd sink, measured in the same run.
+
+Three loads, each against both servers: one connection sending many messages, a new connection per
+message, and 8 concurrent clients (one connection each). Both servers run in their own process with the
+same aiosmtpd settings (EHLO, AUTH PLAIN over plaintext via `--smtp-auth-plaintext`, no TLS, so the
+numbers compare intake work rather than handshakes); the sink accepts any credentials and drops every
+message. The emulator stores each message as a sent email (parse, validate, SQLite file, events).
+The load comes from this process: a minimal asyncio SMTP client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from email import policy
+from email.message import EmailMessage
+
+API_KEY = "re_bench_smtp_key"
+CONCURRENCY = 8
+COUNTS = {"one connection": 400, "connection per message": 150, f"{CONCURRENCY} clients": 800}
+
+
+def _message() -> bytes:
+    message = EmailMessage(policy=policy.SMTP)
+    message["From"] = "Acme <hello@acme.dev>"
+    message["To"] = "delivered@resend.dev"
+    message["Subject"] = "Your receipt"
+    message.set_content("Thanks for your order #1042.\n")
+    message.add_alternative("<p>Thanks for your order <strong>#1042</strong>.</p>", subtype="html")
+    return message.as_bytes()
+
+
+MESSAGE = _message().replace(b"\r\n.", b"\r\n..")
+
+
+class Client:
+    """Just enough SMTP for a load test: EHLO, AUTH PLAIN, MAIL, RCPT, DATA, QUIT."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+
+    @classmethod
+    async def connect(cls, port: int) -> Client:
+        client = cls(*await asyncio.open_connection("127.0.0.1", port))
+        await client.expect(220)
+        await client.command(b"EHLO bench.local", 250)
+        token = base64.b64encode(f"\0resend\0{API_KEY}".encode())
+        await client.command(b"AUTH PLAIN " + token, 235)
+        return client
+
+    async def expect(self, code: int) -> None:
+        while True:
+            line = await self.reader.readline()
+            if not line.startswith(str(code).encode()):
+                raise RuntimeError(f"expected {code}, got {line!r}")
+            if line[3:4] != b"-":
+                return
+
+    async def command(self, line: bytes, code: int) -> None:
+        self.writer.write(line + b"\r\n")
+        await self.expect(code)
+
+    async def send(self) -> None:
+        await self.command(b"MAIL FROM:<hello@acme.dev>", 250)
+        await self.command(b"RCPT TO:<delivered@resend.dev>", 250)
+        await self.command(b"DATA", 354)
+        self.writer.write(MESSAGE + b".\r\n")
+        await self.expect(250)
+
+    async def close(self) -> None:
+        await self.command(b"QUIT", 221)
+        self.writer.close()
+
+
+async def _one_connection(port: int, count: int) -> None:
+    client = await Client.connect(port)
+    for _ in range(count):
+        await client.send()
+    await client.close()
+
+
+async def _per_message(port: int, count: int) -> None:
+    for _ in range(count):
+        client = await Client.connect(port)
+        await client.send()
+        await client.close()
+
+
+async def _concurrent(port: int, count: int) -> None:
+    await asyncio.gather(*(_one_connection(port, count // CONCURRENCY) for _ in range(CONCURRENCY)))
+
+
+LOADS = {"one connection": _one_connection, "connection per message": _per_message,
+         f"{CONCURRENCY} clients": _concurrent}
+
+
+def rate(port: int, name: str) -> float:
+    count = COUNTS[name]
+    started = time.perf_counter()
+    asyncio.run(LOADS[name](port, count))
+    return count / (time.perf_counter() - started)
+
+
+# ---- the two servers --------------------------------------------------------------------------
+
+def sink() -> None:
+    """`python -m benchmarks.bench_smtp sink`: bare aiosmtpd with the emulator's settings; prints its port."""
+    from aiosmtpd.smtp import SMTP, AuthResult
+
+    class Drop:
+        async def handle_DATA(self, server: object, session: object, envelope: object) -> str:
+            return "250 OK"
+
+    def accept(*_args: object) -> AuthResult:
+        return AuthResult(success=True)
+
+    async def serve() -> None:
+        loop = asyncio.get_running_loop()
+        server = await loop.create_server(
+            lambda: SMTP(Drop(), hostname="localhost", enable_SMTPUTF8=True, auth_required=True,
+                         auth_require_tls=False, authenticator=accept, data_size_limit=41943040),
+            "127.0.0.1", 0)
+        print(server.sockets[0].getsockname()[1], flush=True)
+        await asyncio.Event().wait()
+
+    import warnings
+
+    warnings.simplefilter("ignore")
+    asyncio.run(serve())
+
+
+@contextmanager
+def process(args: list[str], port_of: object) -> Iterator[int]:
+    proc = subprocess.Popen([sys.executable, *args], stdout=subprocess.PIPE, text=True,
+                            stderr=subprocess.DEVNULL)
+    try:
+        assert proc.stdout is not None
+        port = None
+        while port is None:
+            line = proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"{args} exited before reporting its port")
+            port = port_of(line)  # type: ignore[operator]
+        yield int(port)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def _emulator_port(line: str) -> int | None:
+    text = line.strip()
+    return int(text.rsplit(":", 1)[1]) if text.startswith("smtp on ") else None
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        emulator_args = ["-m", "emulator", "--port", "0", "--smtp-port", "0", "--smtps-port", "0",
+                         "--smtp-auth-plaintext", "--api-key", API_KEY, "--db", os.path.join(folder, "b.db")]
+        with process(emulator_args, _emulator_port) as emulator_port, \
+                process(["-m", "benchmarks.bench_smtp", "sink"], lambda line: int(line)) as sink_port:
+            rate(emulator_port, "one connection")  # warm-up: first-use imports and caches
+            print(f"{'load':<26}{'emulator msg/s':>16}{'bare sink msg/s':>18}{'ratio':>8}")
+            for name in COUNTS:
+                ours, bare = rate(emulator_port, name), rate(sink_port, name)
+                print(f"{name:<26}{ours:>16.0f}{bare:>18.0f}{ours / bare:>8.2f}", flush=True)
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["sink"]:
+    sink()

@@ -1,0 +1,173 @@
+"""Webhook delivery on loopback: deliveries per second, and event-to-receipt latency (p50/p99).
+
+The emulator runs in this process on its own loop (real clock, in-memory database) with one webhook
+subscribed; events are emitted through the same `emit()` the resource services use, each in its own
+transaction. The receiver is an aiohttp server in another process, as a user's app would be. Each
+payload carries its sequence number; the receiver stamps its arrival on the system-wide monotonic
+clock. Two baselines measured in the same run (a bare aiohttp sender, emitting with no subscriber)
+turn the figures into ratios that mean something on a busy machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing
+import statistics
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from multiprocessing.connection import Connection
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+from emulator.app import create_app
+from emulator.config import DEFAULT_ACCOUNT, Settings
+from emulator.events import emit
+from emulator.resources.webhooks import create_webhook
+
+BURST = 2000
+PACED = 200
+RAW_WORKERS = 16
+
+
+class Arrivals:
+    """Runs in the receiver process: stamps each delivery's arrival on the system-wide monotonic clock."""
+
+    def __init__(self) -> None:
+        self.at: dict[int, float] = {}
+
+    async def handle(self, request: web.Request) -> web.Response:
+        self.at[json.loads(await request.read())["data"]["n"]] = time.monotonic()
+        return web.Response(text='{"ok":true}', content_type="application/json")
+
+    async def report(self, request: web.Request) -> web.Response:
+        return web.json_response({"count": len(self.at), "at": self.at if "full" in request.query else {}})
+
+    async def clear(self, request: web.Request) -> web.Response:
+        self.at.clear()
+        return web.json_response({})
+
+
+def _serve(conn: Connection) -> None:
+    async def serve() -> None:
+        arrivals = Arrivals()
+        app = web.Application()
+        app.router.add_post("/hooks", arrivals.handle)
+        app.router.add_get("/arrivals", arrivals.report)
+        app.router.add_post("/clear", arrivals.clear)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        conn.send(runner.addresses[0][1])
+        await asyncio.Event().wait()
+
+    asyncio.run(serve())
+
+
+@contextmanager
+def receiver() -> Iterator[str]:
+    """A receiver in its own process, as a user's app would be: it shares no GIL with the emulator."""
+    parent, child = multiprocessing.Pipe()
+    process = multiprocessing.Process(target=_serve, args=(child,), daemon=True)
+    process.start()
+    try:
+        yield f"http://127.0.0.1:{parent.recv()}"
+    finally:
+        process.terminate()
+        process.join(5)
+
+
+async def _arrivals(session: aiohttp.ClientSession, base: str, count: int) -> dict[int, float]:
+    """Poll the receiver until `count` deliveries have arrived (60 s at most)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        async with session.get(f"{base}/arrivals") as reply:
+            if (await reply.json())["count"] >= count:
+                break
+        await asyncio.sleep(0.005)
+    async with session.get(f"{base}/arrivals", params={"full": "1"}) as reply:
+        return {int(n): at for n, at in (await reply.json())["at"].items()}
+
+
+async def _emit_one(emu: Any, n: int) -> float:
+    async with emu.transaction(DEFAULT_ACCOUNT) as tx:
+        await emit(tx, "domain.created", {"n": n}, subject_id=None)
+    return time.monotonic()
+
+
+async def _bare_sender(url: str, count: int) -> float:
+    """The same POSTs from a bare aiohttp client (no storage, no signing): the machine's ceiling now."""
+    body = json.dumps({"type": "domain.created", "data": {"n": -1}}).encode()
+    queue = iter(range(count))
+    async with aiohttp.ClientSession() as session:
+        async def worker() -> None:
+            for _ in queue:
+                async with session.post(url, data=body) as reply:
+                    await reply.read()
+
+        started = time.monotonic()
+        await asyncio.gather(*(worker() for _ in range(RAW_WORKERS)))
+    return count / (time.monotonic() - started)
+
+
+async def _emit_only(count: int) -> float:
+    """Emitting with no subscriber: the cost of the event transaction alone."""
+    app = create_app(Settings(smtp=False, quiet=True))
+    async with app.router.lifespan_context(app):
+        started = time.monotonic()
+        for n in range(count):
+            await _emit_one(app.state.emu, n)
+        return count / (time.monotonic() - started)
+
+
+async def _deliveries(base: str, session: aiohttp.ClientSession) -> dict[str, Any]:
+    app = create_app(Settings(smtp=False, quiet=True))
+    emu = app.state.emu
+    async with app.router.lifespan_context(app):
+        async with emu.transaction(DEFAULT_ACCOUNT) as tx:
+            await create_webhook(tx, {"endpoint": f"{base}/hooks", "events": ["domain.created"]})
+        started = time.monotonic()
+        burst = [await _emit_one(emu, n) for n in range(BURST)]
+        burst_at = await _arrivals(session, base, BURST)
+        paced = []
+        for n in range(BURST, BURST + PACED):
+            paced.append(await _emit_one(emu, n))
+            await emu.jobs.flush()
+        paced_at = await _arrivals(session, base, BURST + PACED)
+    return {"started": started, "burst": burst, "burst_at": burst_at, "paced": paced, "paced_at": paced_at}
+
+
+async def _run(base: str) -> dict[str, Any]:
+    async with aiohttp.ClientSession() as session:
+        raw_rate = await _bare_sender(f"{base}/hooks", BURST)
+        await session.post(f"{base}/clear")
+        emit_rate = await _emit_only(BURST)
+        return {**await _deliveries(base, session), "raw_rate": raw_rate, "emit_rate": emit_rate}
+
+
+def _percentiles(values: list[float]) -> tuple[float, float]:
+    cuts = statistics.quantiles(values, n=100)
+    return cuts[49] * 1000, cuts[98] * 1000
+
+
+def main() -> None:
+    with receiver() as base:
+        result = asyncio.run(_run(base))
+    burst_at, paced_at = result["burst_at"], result["paced_at"]
+    rate = BURST / (max(burst_at.values()) - result["started"])
+    b50, b99 = _percentiles([burst_at[n] - sent for n, sent in enumerate(result["burst"])])
+    p50, p99 = _percentiles([paced_at[BURST + i] - sent for i, sent in enumerate(result["paced"])])
+    raw, emitted = result["raw_rate"], result["emit_rate"]
+    print(f"received {len(paced_at)}/{BURST + PACED} signed deliveries (receiver in its own process)")
+    print(f"burst of {BURST} events: {rate:,.0f} signed, recorded deliveries/s end to end")
+    print(f"  = {rate / raw:.2f}x a bare aiohttp sender now ({raw:,.0f} POSTs/s, {RAW_WORKERS} workers)")
+    print(f"  = {rate / emitted:.2f}x emitting with no subscriber ({emitted:,.0f} events/s)")
+    print(f"  event→receipt under the burst: p50 {b50:.1f} ms, p99 {b99:.1f} ms")
+    print(f"one event at a time ({PACED}): event→receipt p50 {p50:.2f} ms, p99 {p99:.2f} ms")
+
+
+if __name__ == "__main__":
+    main()

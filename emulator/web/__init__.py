@@ -1,0 +1,21 @@
+"""The outbox web UI: server-rendered pages under /_emulator/ui/, live updates over server-sent events.
+
+Registered in `emulator.app.EXTENSIONS`; it owns no tables and reads those of the emails, receiving and
+webhooks groups. Message HTML is only ever shown inside a sandboxed frame (see frame.py).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from emulator.web import sse
+from emulator.web.views import ROUTES
+
+if TYPE_CHECKING:
+    from emulator.context import Emulator
+
+__all__ = ["ROUTES", "install"]
+
+
+def install(emu: Emulator) -> None:
+    sse.install(emu)

@@ -1,0 +1,94 @@
+"""What happened after a message was accepted: its events, the webhook deliveries they caused and
+each delivery attempt (read from the tables of emulator/resources/webhooks.py)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from emulator.db import Row, Tx
+
+RECENT_EVENTS = 100
+STATE_CLASS = {"success": "ok", "failed": "bad", "attempting": "warn", "pending": "wait"}
+PENDING = ("pending", "attempting")
+
+
+def webhooks_enabled(tx: Tx) -> bool:
+    return "webhook_messages" in tx.emu.db.tables
+
+
+def _marks(values: list[str]) -> str:
+    return ",".join("?" for _ in values)
+
+
+async def _attempts(tx: Tx, delivery_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+    found: dict[str, list[dict[str, Any]]] = {}
+    if not delivery_ids:
+        return found
+    rows = await tx.all(
+        "SELECT message_id, http_status_code, response, reason, sent_at FROM webhook_attempts "
+        f"WHERE account = ? AND message_id IN ({_marks(delivery_ids)}) ORDER BY seq",
+        [tx.account, *delivery_ids])
+    for row in rows:
+        attempts = found.setdefault(row["message_id"], [])
+        attempts.append({
+            "number": len(attempts) + 1, "created_at": row["sent_at"],
+            "status_code": row["http_status_code"] or None, "error": row["reason"],
+            "body": row["response"], "duration_ms": None,
+        })
+    return found
+
+
+def _delivery(row: Row, attempts: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "id": row["id"], "event_id": row["event_id"], "endpoint": row["endpoint"] or row["webhook_id"],
+        "status": row["status"], "state_class": STATE_CLASS.get(row["status"], "muted"),
+        "next_attempt_at": row["next_attempt_at"] if row["status"] in PENDING else None,
+        "attempts": attempts, "type": row["type"], "created_at": row["created_at"],
+    }
+
+
+async def deliveries_for(tx: Tx, event_ids: list[str]) -> list[dict[str, Any]]:
+    if not event_ids or not webhooks_enabled(tx):
+        return []
+    rows = await tx.all(
+        "SELECT m.*, w.endpoint FROM webhook_messages m LEFT JOIN webhooks w ON w.id = m.webhook_id "
+        f"WHERE m.account = ? AND m.event_id IN ({_marks(event_ids)}) ORDER BY m.seq",
+        [tx.account, *event_ids])
+    attempts = await _attempts(tx, [row["id"] for row in rows])
+    return [_delivery(row, attempts.get(row["id"], [])) for row in rows]
+
+
+async def events_for(tx: Tx, subject_id: str) -> list[dict[str, Any]]:
+    """The message's events, oldest first, each with the deliveries it caused."""
+    rows = await tx.all("SELECT id, type, created_at, data FROM events "
+                        "WHERE account = ? AND subject_id = ? ORDER BY seq", [tx.account, subject_id])
+    deliveries = await deliveries_for(tx, [row["id"] for row in rows])
+    by_event: dict[str, list[dict[str, Any]]] = {}
+    for delivery in deliveries:
+        by_event.setdefault(delivery["event_id"], []).append(delivery)
+    return [{**row, "deliveries": by_event.get(row["id"], [])} for row in rows]
+
+
+def any_pending(events: list[dict[str, Any]]) -> bool:
+    return any(d["status"] in PENDING for e in events for d in e["deliveries"])
+
+
+async def webhook_overview(tx: Tx) -> dict[str, Any]:
+    """Endpoints and the most recent deliveries with their attempts, for the webhooks page."""
+    if not webhooks_enabled(tx):
+        return {"endpoints": [], "deliveries": [], "enabled": False}
+    endpoints = await tx.all(
+        "SELECT w.id, w.endpoint, w.events, w.status, w.created_at, "
+        "(SELECT count(*) FROM webhook_messages m WHERE m.webhook_id = w.id) AS total, "
+        "(SELECT count(*) FROM webhook_messages m "
+        "WHERE m.webhook_id = w.id AND m.status = 'failed') AS failed "
+        "FROM webhooks w WHERE w.account = ? ORDER BY w.seq DESC", [tx.account])
+    rows = await tx.all(
+        "SELECT m.*, w.endpoint, e.subject_id FROM webhook_messages m "
+        "LEFT JOIN webhooks w ON w.id = m.webhook_id LEFT JOIN events e ON e.id = m.event_id "
+        f"WHERE m.account = ? ORDER BY m.seq DESC LIMIT {RECENT_EVENTS}", [tx.account])
+    attempts = await _attempts(tx, [row["id"] for row in rows])
+    deliveries = [{**_delivery(row, attempts.get(row["id"], [])), "subject_id": row["subject_id"],
+                   "payload": row["payload"]} for row in rows]
+    return {"endpoints": endpoints, "deliveries": deliveries, "enabled": True}

@@ -1,0 +1,183 @@
+"""The outbox and received lists: filters, keyset pages over `seq`, rows shaped for the templates.
+
+Pages seek by `seq` (never OFFSET), so the first and the thousandth page cost the same at 100 000
+emails; search is a LIKE scan over one account's rows, which SQLite does in tens of milliseconds.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
+
+from emulator.outbox import STATUSES, OutboxFilter
+from emulator.web.render import UI
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from emulator.db import Row, Tx
+
+PAGE_SIZE = 50
+
+
+@dataclass(frozen=True)
+class Box:
+    """One list the UI shows: sent mail (emails) or received mail (received_emails)."""
+
+    name: str
+    table: str
+    attachments: str
+    url: str
+    has_status: bool
+
+
+SENT = Box("outbox", "emails", "email_attachments", f"{UI}/messages", True)
+RECEIVED = Box("received", "received_emails", "received_attachments", f"{UI}/received", False)
+
+
+@dataclass(frozen=True)
+class Filters:
+    q: str = ""
+    status: str = ""
+    tag: str = ""
+    older_than: int | None = None
+    newer_than: int | None = None
+
+    @property
+    def active(self) -> bool:
+        return bool(self.q or self.status or self.tag)
+
+    def params(self, **cursor: int) -> dict[str, str]:
+        base = {"q": self.q, "status": self.status, "tag": self.tag}
+        return {k: str(v) for k, v in {**base, **cursor}.items() if v}
+
+    @property
+    def query(self) -> str:
+        params = self.params()
+        return f"?{urlencode(params)}" if params else ""
+
+
+def _cursor(raw: str | None) -> int | None:
+    return int(raw) if raw and raw.isdigit() and len(raw) < 19 else None
+
+
+def parse_filters(query: Mapping[str, str]) -> Filters:
+    status = query.get("status", "").strip()
+    return Filters(
+        q=query.get("q", "").strip()[:200],
+        status=status if status in STATUSES else "",
+        tag=query.get("tag", "").strip()[:200],
+        older_than=_cursor(query.get("older_than")),
+        newer_than=_cursor(query.get("newer_than")),
+    )
+
+
+def _like(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _search(filters: Filters) -> tuple[str, list[Any]]:
+    """Free text matches the sender, any recipient or the subject (one box, so OR across them)."""
+    columns = ["from_addr", "to_addrs", "cc", "bcc", "subject"]
+    sql = "(" + " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in columns) + ")"
+    return sql, [_like(filters.q)] * len(columns)
+
+
+def _where(box: Box, filters: Filters, account: str) -> tuple[list[str], list[Any]]:
+    clauses, params = ["account = ?"], [account]
+    if box.has_status:
+        # Status and tag filters mean what they mean in the outbox JSON API (emulator/outbox.py).
+        name, sep, value = filters.tag.partition(":")
+        outbox_filter = OutboxFilter(account=account, status=filters.status or None,
+                                     tag_name=name.strip() or None,
+                                     tag_value=value.strip() if sep else None)
+        sql, outbox_params = outbox_filter.where()
+        clauses, params = [sql], outbox_params
+    if filters.q:
+        sql, search_params = _search(filters)
+        clauses.append(sql)
+        params += search_params
+    return clauses, params
+
+
+@dataclass
+class ListPage:
+    rows: list[dict[str, Any]]
+    older_url: str | None
+    newer_url: str | None
+    first_page: bool
+    total: int | None
+
+
+def _columns(box: Box) -> str:
+    common = "seq, id, from_addr, to_addrs, subject, created_at"
+    return common + (", last_event, scheduled_at, tags" if box.has_status else "")
+
+
+async def _fetch(tx: Tx, box: Box, filters: Filters) -> tuple[list[Row], bool]:
+    clauses, params = _where(box, filters, tx.account)
+    order = "DESC"
+    if filters.newer_than is not None:
+        clauses.append("seq > ?")
+        params.append(filters.newer_than)
+        order = "ASC"
+    elif filters.older_than is not None:
+        clauses.append("seq < ?")
+        params.append(filters.older_than)
+    sql = (f"SELECT {_columns(box)} FROM {box.table} WHERE {' AND '.join(clauses)} "
+           f"ORDER BY seq {order} LIMIT {PAGE_SIZE + 1}")
+    rows = await tx.all(sql, params)
+    more = len(rows) > PAGE_SIZE
+    rows = rows[:PAGE_SIZE]
+    if order == "ASC":
+        rows.reverse()
+    return rows, more
+
+
+async def _attachment_counts(tx: Tx, box: Box, ids: list[str]) -> dict[str, int]:
+    if not ids:
+        return {}
+    marks = ",".join("?" for _ in ids)
+    found = await tx.all(
+        f"SELECT email_id, count(*) AS n FROM {box.attachments} "
+        f"WHERE account = ? AND email_id IN ({marks}) GROUP BY email_id", [tx.account, *ids])
+    return {row["email_id"]: row["n"] for row in found}
+
+
+def _json_list(raw: str | None) -> list[Any]:
+    value = json.loads(raw) if raw else []
+    return value if isinstance(value, list) else []
+
+
+def list_row(box: Box, row: Row, attachments: int = 0) -> dict[str, Any]:
+    return {
+        "id": row["id"], "seq": row["seq"], "url": f"{box.url}/{row['id']}",
+        "from": row["from_addr"], "to": _json_list(row["to_addrs"]), "subject": row["subject"] or "",
+        "created_at": row["created_at"], "status": row.get("last_event"),
+        "scheduled_at": row.get("scheduled_at"), "tags": _json_list(row.get("tags")),
+        "attachments": attachments,
+    }
+
+
+async def _total(tx: Tx, box: Box, filters: Filters) -> int | None:
+    if filters.active:
+        return None
+    row = await tx.one(f"SELECT count(*) AS n FROM {box.table} WHERE account = ?",
+                       [tx.account])
+    return int(row["n"]) if row else 0
+
+
+async def list_page(tx: Tx, box: Box, filters: Filters, base_url: str) -> ListPage:
+    rows, more = await _fetch(tx, box, filters)
+    counts = await _attachment_counts(tx, box, [row["id"] for row in rows])
+    shaped = [list_row(box, row, counts.get(row["id"], 0)) for row in rows]
+    going_newer = filters.newer_than is not None
+    has_older = more if not going_newer else bool(shaped)
+    has_newer = (more if going_newer else filters.older_than is not None) and bool(shaped)
+    older = f"{base_url}?{urlencode(filters.params(older_than=shaped[-1]['seq']))}" \
+        if has_older and shaped else None
+    newer = f"{base_url}?{urlencode(filters.params(newer_than=shaped[0]['seq']))}" if has_newer else None
+    return ListPage(shaped, older, newer, not has_newer, await _total(tx, box, filters))

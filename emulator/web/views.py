@@ -1,0 +1,232 @@
+"""UI pages under /_emulator/ui/ (and `/` → there). Read-only views open one short transaction each;
+the two actions (cancel a scheduled email, delete all) are same-origin POSTs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from emulator.config import DEFAULT_ACCOUNT
+from emulator.errors import ApiError
+from emulator.http import json_response
+from emulator.outbox import STATUSES
+from emulator.web import activity, sse
+from emulator.web.frame import file_response, frame_response, origin_of
+from emulator.web.listing import RECEIVED, SENT, Box, list_page, parse_filters
+from emulator.web.message import attachment_row, attachments_of, framed_html, message_row, raw_of, view_model
+from emulator.web.render import HERE, UI, UI_HEADERS, not_found, page, redirect, render
+
+if TYPE_CHECKING:
+    from emulator.context import Emulator
+    from emulator.db import Tx
+
+ACCOUNT_COOKIE = "emulator_ui_account"
+
+
+def emu_of(request: Request) -> Emulator:
+    return request.app.state.emu  # type: ignore[no-any-return]
+
+
+def account_of(request: Request) -> str:
+    chosen = request.query_params.get("account") or request.cookies.get(ACCOUNT_COOKIE)
+    return chosen[:200] if chosen else DEFAULT_ACCOUNT
+
+
+async def _chrome(tx: Tx, section: str) -> dict[str, Any]:
+    """What every page's header needs: the accounts to switch between, whether inbound mail exists."""
+    accounts = [row["id"] for row in await tx.all("SELECT id FROM accounts ORDER BY created_at, id")]
+    return {"account": tx.account, "accounts": accounts, "section": section,
+            "has_inbound": "received_emails" in tx.emu.db.tables}
+
+
+def _remember_account(request: Request, response: Response) -> Response:
+    chosen = request.query_params.get("account")
+    if chosen:
+        response.set_cookie(ACCOUNT_COOKIE, chosen[:200], httponly=True, samesite="strict")
+    return response
+
+
+# ---- lists -------------------------------------------------------------------------------------
+
+async def _list(request: Request, box: Box) -> Response:
+    filters = parse_filters(request.query_params)
+    base = request.url.path
+    async with emu_of(request).transaction(account_of(request)) as tx:
+        listing = await list_page(tx, box, filters, base)
+        chrome = await _chrome(tx, box.name)
+    context = {**chrome, "messages": listing.rows, "filters": filters, "statuses": STATUSES,
+               "older_url": listing.older_url, "newer_url": listing.newer_url,
+               "first_page": listing.first_page, "total": listing.total,
+               "live_rows_url": f"{UI}/rows/{box.name}{filters.query}"}
+    return _remember_account(request, page(request, "outbox.html", context))
+
+
+async def outbox(request: Request) -> Response:
+    return await _list(request, SENT)
+
+
+async def received(request: Request) -> Response:
+    if "received_emails" not in emu_of(request).db.tables:
+        return not_found(request, "Received mail")
+    return await _list(request, RECEIVED)
+
+
+async def rows(request: Request) -> Response:
+    """The first page's rows as HTML, for live updates (same filters as the page that asks)."""
+    box = RECEIVED if request.path_params["box"] == RECEIVED.name else SENT
+    filters = parse_filters(request.query_params)
+    async with emu_of(request).transaction(account_of(request)) as tx:
+        listing = await list_page(tx, box, filters, request.url.path)
+    html = render("_rows.html", {"messages": listing.rows, "filters": filters})
+    return json_response({"rows": html, "total": listing.total}, headers=UI_HEADERS)
+
+
+# ---- one message -------------------------------------------------------------------------------
+
+def _box(request: Request) -> Box:
+    return RECEIVED if request.url.path.startswith(RECEIVED.url + "/") else SENT
+
+
+async def message(request: Request) -> Response:
+    box, message_id = _box(request), request.path_params["id"]
+    remote = request.query_params.get("remote") == "1"
+    async with emu_of(request).transaction(account_of(request)) as tx:
+        row = await message_row(tx, box, message_id)
+        if row is None:
+            return not_found(request, "Message")
+        model = await view_model(tx, box, row, remote)
+        model["events"] = await activity.events_for(tx, message_id)
+        chrome = await _chrome(tx, box.name)
+    model["back_url"] = f"{UI}/" if box is SENT else f"{UI}/received"
+    model["pending"] = activity.any_pending(model["events"])
+    return _remember_account(request, page(request, "message.html", {**chrome, "m": model}))
+
+
+async def message_live(request: Request) -> Response:
+    box, message_id = _box(request), request.path_params["id"]
+    async with emu_of(request).transaction(account_of(request)) as tx:
+        row = await message_row(tx, box, message_id)
+        if row is None:
+            return json_response({"error": "not found"}, 404, UI_HEADERS)
+        events = await activity.events_for(tx, message_id)
+    model = {"id": message_id, "status": row.get("last_event"), "events": events}
+    return json_response({
+        "status": render("_status.html", {"m": model}),
+        "activity": render("_activity.html", {"m": model}),
+        "pending": activity.any_pending(events),
+    }, headers=UI_HEADERS)
+
+
+async def message_frame(request: Request) -> Response:
+    box, message_id = _box(request), request.path_params["id"]
+    async with emu_of(request).transaction(account_of(request)) as tx:
+        row = await message_row(tx, box, message_id)
+        if row is None:
+            return frame_response(request, "<p>Message not found.</p>", remote=False, status=404)
+        html = framed_html(row, await attachments_of(tx, box, message_id))
+    return frame_response(request, html, remote=request.query_params.get("remote") == "1")
+
+
+async def message_eml(request: Request) -> Response:
+    box, message_id = _box(request), request.path_params["id"]
+    async with emu_of(request).transaction(account_of(request)) as tx:
+        row = await message_row(tx, box, message_id)
+        raw = await raw_of(tx, box, row) if row is not None else None
+    if raw is None:
+        return not_found(request, "Message")
+    return file_response(raw, "message/rfc822", f"{message_id}.eml", inline=False)
+
+
+async def message_attachment(request: Request) -> Response:
+    box, message_id = _box(request), request.path_params["id"]
+    async with emu_of(request).transaction(account_of(request)) as tx:
+        row = await attachment_row(tx, box, message_id, request.path_params["attachment_id"])
+    if row is None:
+        return not_found(request, "Attachment")
+    return file_response(bytes(row["content"]), row["content_type"], row["filename"] or "attachment",
+                         inline=request.query_params.get("inline") == "1")
+
+
+# ---- actions -----------------------------------------------------------------------------------
+
+def _same_origin(request: Request) -> bool:
+    """Another site's page must not be able to cancel mail or wipe the emulator (form CSRF)."""
+    origin = request.headers.get("origin")
+    if origin is not None and origin != origin_of(request):
+        return False
+    return request.headers.get("sec-fetch-site", "same-origin") in ("same-origin", "none")
+
+
+def _forbidden(request: Request) -> Response:
+    message = "This action is only accepted from the emulator's own pages."
+    return page(request, "error.html", {"title": "Refused", "message": message}, 403)
+
+
+async def cancel(request: Request) -> Response:
+    if not _same_origin(request):
+        return _forbidden(request)
+    from emulator.resources import emails
+
+    message_id = request.path_params["id"]
+    try:
+        async with emu_of(request).transaction(account_of(request)) as tx:
+            await emails.cancel(tx, message_id)
+    except ApiError as error:
+        return page(request, "error.html", {"title": "Cannot cancel", "message": error.message}, error.status)
+    return redirect(request.headers.get("referer") or f"{SENT.url}/{message_id}")
+
+
+async def reset(request: Request) -> Response:
+    if not _same_origin(request):
+        return _forbidden(request)
+    await emu_of(request).reset()
+    return redirect(f"{UI}/")
+
+
+# ---- webhooks, live events, entry ---------------------------------------------------------------
+
+async def webhooks(request: Request) -> Response:
+    async with emu_of(request).transaction(account_of(request)) as tx:
+        overview = await activity.webhook_overview(tx)
+        chrome = await _chrome(tx, "webhooks")
+    pending = any(d["status"] in activity.PENDING for d in overview["deliveries"])
+    return page(request, "webhooks.html", {**chrome, **overview, "pending": pending})
+
+
+async def events(request: Request) -> Response:
+    return sse.stream(emu_of(request), account_of(request))
+
+
+async def to_ui(request: Request) -> Response:
+    return RedirectResponse(f"{UI}/", status_code=307)
+
+
+def _message_routes(box: Box) -> list[BaseRoute]:
+    base = box.url + "/{id}"
+    return [
+        Route(base, message, methods=["GET"]),
+        Route(base + "/frame", message_frame, methods=["GET"]),
+        Route(base + "/live", message_live, methods=["GET"]),
+        Route(base + "/raw.eml", message_eml, methods=["GET"]),
+        Route(base + "/attachments/{attachment_id}", message_attachment, methods=["GET"]),
+    ]
+
+
+ROUTES: list[BaseRoute] = [
+    Route("/", to_ui, methods=["GET"]),
+    Route(UI, to_ui, methods=["GET"]),
+    Route(f"{UI}/", outbox, methods=["GET"]),
+    Route(f"{UI}/received", received, methods=["GET"]),
+    Route(f"{UI}/rows/{{box}}", rows, methods=["GET"]),
+    Route(f"{UI}/webhooks", webhooks, methods=["GET"]),
+    Route(f"{UI}/events", events, methods=["GET"]),
+    Route(f"{UI}/reset", reset, methods=["POST"]),
+    Route(f"{SENT.url}/{{id}}/cancel", cancel, methods=["POST"]),
+    *_message_routes(SENT),
+    *_message_routes(RECEIVED),
+    Mount(f"{UI}/static", app=StaticFiles(directory=HERE / "static"), name="ui-static"),
+]

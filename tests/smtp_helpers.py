@@ -1,0 +1,117 @@
+"""A real emulator (uvicorn in a thread, HTTP + SMTP on 127.0.0.1 port 0) and smtplib helpers."""
+
+from __future__ import annotations
+
+import smtplib
+import ssl
+import threading
+from email import policy
+from email.message import EmailMessage
+from typing import Any
+
+import httpx
+import uvicorn
+
+from emulator.app import create_app
+from emulator.cli import bind
+from emulator.context import Emulator
+from emulator.tls import client_context
+from tests.conftest import AUTH, KEY, make_settings
+
+HOST = "127.0.0.1"
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
+PDF = b"%PDF-1.4\n" + b"receipt line\n" * 50
+
+
+class LiveEmulator:
+    """One server for a module of tests; `reset()` between tests is cheap, a restart is not."""
+
+    def __init__(self, **overrides: Any) -> None:
+        self.settings = make_settings(smtp=True, smtp_port=0, smtps_port=0, host=HOST, **overrides)
+        self.app = create_app(self.settings)
+        self.emu: Emulator = self.app.state.emu
+        self._ready = threading.Event()
+        self.emu.state["on_ready"] = lambda _emu: self._ready.set()
+        sock = bind(HOST, 0)
+        self.base_url = f"http://{HOST}:{sock.getsockname()[1]}"
+        config = uvicorn.Config(self.app, lifespan="on", log_level="warning", access_log=False)
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]}, daemon=True)
+
+    def __enter__(self) -> LiveEmulator:
+        self.thread.start()
+        if not self._ready.wait(15):
+            raise RuntimeError("the emulator did not start")
+        self.http = httpx.Client(base_url=self.base_url, headers=AUTH, timeout=30)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.http.close()
+        self.server.should_exit = True
+        self.thread.join(15)
+
+    @property
+    def smtp_port(self) -> int:
+        return int(self.emu.state["smtp_ports"]["smtp"])
+
+    @property
+    def smtps_port(self) -> int:
+        return int(self.emu.state["smtp_ports"]["smtps"])
+
+    @property
+    def tls(self) -> ssl.SSLContext:
+        return client_context(self.emu.state["tls_cert_pem"])
+
+    def reset(self) -> None:
+        assert self.http.post("/_emulator/reset").status_code == 200
+
+    def starttls(self, key: str | None = KEY) -> smtplib.SMTP:
+        """A STARTTLS session that verifies the self-signed certificate, logged in when `key` is set."""
+        client = smtplib.SMTP(HOST, self.smtp_port, timeout=30)
+        client.starttls(context=self.tls)
+        if key is not None:
+            client.login("resend", key)
+        return client
+
+    def implicit(self, key: str | None = KEY) -> smtplib.SMTP_SSL:
+        client = smtplib.SMTP_SSL(HOST, self.smtps_port, context=self.tls, timeout=30)
+        if key is not None:
+            client.login("resend", key)
+        return client
+
+
+def transmit(client: smtplib.SMTP, message: EmailMessage | bytes, sender: str,
+             recipients: list[str]) -> tuple[int, str]:
+    """MAIL, RCPT, DATA by hand: smtplib's sendmail() hides the final reply, which carries the id."""
+    raw = message if isinstance(message, bytes) else message.as_bytes(policy=policy.SMTP)
+    code, reply = client.mail(sender)
+    if code != 250:
+        return code, reply.decode()
+    for recipient in recipients:
+        code, reply = client.rcpt(recipient)
+        if code not in (250, 251):
+            return code, reply.decode()
+    code, reply = client.data(raw)
+    return code, reply.decode()
+
+
+def email_id_of(reply: str) -> str:
+    assert reply.startswith("OK "), reply
+    return reply.split()[1]
+
+
+def rich_message(sender: str = "Acme <hello@acme.dev>", to: str = "Jane <jane@example.org>",
+                 subject: str = "Your receipt", **headers: str) -> EmailMessage:
+    """multipart/mixed: alternative text + related(html, inline PNG), plus a PDF attachment."""
+    message = EmailMessage()
+    message["From"] = sender
+    message["To"] = to
+    message["Subject"] = subject
+    for name, value in headers.items():
+        message[name.replace("_", "-")] = value
+    message.set_content("Thanks for your order.\n")
+    message.add_alternative('<p>Thanks for your order.</p><img src="cid:logo@acme">', subtype="html")
+    html_part = message.get_payload()[1]
+    html_part.add_related(PNG, maintype="image", subtype="png", cid="<logo@acme>", filename="logo.png")
+    message.add_attachment(PDF, maintype="application", subtype="pdf", filename="receipt.pdf")
+    return message

@@ -1,0 +1,69 @@
+"""Webhook API responses and delivered payloads validate against Resend's OpenAPI document (a test oracle)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import cache
+from typing import Any
+
+import pytest
+import yaml
+from openapi_schema_validator import OAS31Validator
+from starlette.testclient import TestClient
+
+from emulator.app import all_ops
+from tests.test_openapi_routes import SPEC, spec_operations
+from tests.webhooks_helpers import Receiver, advance, create_hook, running_receiver
+
+pytestmark = pytest.mark.skipif(not SPEC.exists(), reason="shared/reference is not beside this clone")
+
+
+@cache
+def components() -> dict[str, Any]:
+    return yaml.safe_load(SPEC.read_text())["components"]  # type: ignore[no-any-return]
+
+
+def check(schema_name: str, body: Any) -> None:
+    schema = {"$ref": f"#/components/schemas/{schema_name}", "components": components()}
+    OAS31Validator(schema, format_checker=OAS31Validator.FORMAT_CHECKER).validate(body)
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    with running_receiver() as found:
+        yield found
+
+
+def test_every_webhooks_operation_of_the_spec_is_routed() -> None:
+    routed = {op.operation_id: (op.method, op.path) for op in all_ops()}
+    spec = {op_id: route for op_id, route in spec_operations().items() if op_id.startswith("webhooks/")}
+    assert spec and all(routed.get(op_id) == route for op_id, route in spec.items())
+
+
+def test_api_responses_validate(client: TestClient) -> None:
+    created = create_hook(client, "https://example.com/hooks", ["email.sent"])
+    check("CreateWebhookResponse", created)
+    check("GetWebhookResponse", client.get(f"/webhooks/{created['id']}").json())
+    check("ListWebhooksResponse", client.get("/webhooks").json())
+    updated = client.patch(f"/webhooks/{created['id']}", json={"status": "disabled"})
+    check("UpdateWebhookResponse", updated.json())
+    check("DeleteWebhookResponse", client.delete(f"/webhooks/{created['id']}").json())
+
+
+def test_delivered_payloads_validate(client: TestClient, receiver: Receiver) -> None:
+    create_hook(client, receiver.url, ["email.sent", "email.delivered", "email.bounced", "domain.created",
+                                       "domain.updated", "domain.deleted"])
+    for to in ("delivered@resend.dev", "bounced@resend.dev"):
+        assert client.post("/emails", json={"from": "onboarding@resend.dev", "to": [to], "subject": "Hi",
+                                            "text": "Hello"}).status_code == 200
+    domain = client.post("/domains", json={"name": "example.com"}).json()
+    client.post(f"/domains/{domain['id']}/verify")
+    client.delete(f"/domains/{domain['id']}")
+    client.post("/_emulator/webhooks/flush")
+    advance(client, seconds=10)
+    names = {"email.sent": "EmailSentEvent", "email.delivered": "EmailDeliveredEvent",
+             "email.bounced": "EmailBouncedEvent", "domain.created": "DomainCreatedEvent",
+             "domain.updated": "DomainUpdatedEvent", "domain.deleted": "DomainDeletedEvent"}
+    assert set(receiver.types()) == set(names)
+    for got in receiver.received:
+        check(names[got.json["type"]], got.json)
