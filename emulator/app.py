@@ -14,6 +14,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute
 
 from emulator import (
+    api_faults,
     control,
     delivery,
     errors,
@@ -23,7 +24,9 @@ from emulator import (
     jobs,
     outbox,
     request_log,
+    scenarios,
     smtp,
+    snapshots,
     web,
     webhook_faults,
 )
@@ -38,7 +41,8 @@ log = logging.getLogger("emulator")
 KERNEL_MODULES: list[Any] = [events, jobs, idempotency, request_log]
 # Extra parts (webhook delivery, SMTP, web UI, test plugin support) plug in here: each may offer
 # TABLES, OPS, ROUTES, `install(emu)` (at creation) and `async start(emu)` / `async stop(emu)`.
-EXTENSIONS: list[Any] = [control, outbox, delivery, webhook_faults, web, smtp, inbound]
+EXTENSIONS: list[Any] = [control, outbox, delivery, webhook_faults, web, smtp, inbound, api_faults,
+                         snapshots, scenarios]
 
 
 def all_ops() -> list[Op]:

@@ -78,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     option("--isolate-keys", "ISOLATE_KEYS", "every distinct well-formed key gets its own isolated"
            " account (for test suites sharing one server)", action="store_true")
     option("--seed-file", "SEED_FILE", "JSON scenario to load at start (see fixtures/)")
+    option("--restore", "RESTORE", "snapshot file to restore at start (written by POST"
+           " /_emulator/snapshot/save), before --seed-file")
     option("--quiet", "QUIET", "log nothing but errors", action="store_true")
     return parser
 
@@ -95,7 +97,7 @@ def parse_settings(argv: Sequence[str] | None = None) -> Settings:
         tls_cert=args.tls_cert, tls_key=args.tls_key, db=args.db, seed=args.seed, api_keys=keys,
         clock=args.clock, clock_start=args.clock_start, strict_domains=args.strict_domains,
         rate_limit=args.rate_limit, isolate_keys=args.isolate_keys, seed_file=args.seed_file,
-        quiet=args.quiet,
+        restore=args.restore, quiet=args.quiet,
     )
 
 

@@ -28,6 +28,7 @@ class Settings:
     rate_limit: int = 0
     isolate_keys: bool = False
     seed_file: str | None = None
+    restore: str | None = None
     max_body_bytes: int = 50 * 1024 * 1024
     quiet: bool = False
 

@@ -138,6 +138,8 @@ def endpoint_for(ops: dict[str, Op]) -> Callable[[Request], Awaitable[Response]]
             status, body = error.status, error.body()
             response = json_response(body, status, {**headers, **error.headers})
         request_log.record(emu, request, credential, status, body)
+        # Headers a `before_op` hook asked for on a request it let through (api_faults: delays).
+        response.headers.update(getattr(request.state, "response_headers", {}))
         return response
 
     return endpoint

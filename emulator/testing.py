@@ -17,6 +17,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import smtplib
+import ssl
 import sys
 import threading
 import time
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
     import uvicorn
 
     from emulator.context import Emulator
+    from emulator.snapshots import Baseline
 
 __all__ = ["EmulatorClient", "EmulatorError", "EmulatorServer"]
 
@@ -112,7 +115,7 @@ class EmulatorClient:
         saved_sdk = _sdk_settings(sdk)
         os.environ.update(values)
         if sdk is not None:
-            sdk.api_url, sdk.api_key = self.url, self.api_key
+            _set_sdk(sdk, self.url, self.api_key)
         try:
             yield values
         finally:
@@ -122,10 +125,33 @@ class EmulatorClient:
                 else:
                     os.environ[name] = value
             if sdk is not None and saved_sdk is not None:
-                sdk.api_url, sdk.api_key = saved_sdk
+                _set_sdk(sdk, *saved_sdk)
+
+    def smtp(self, api_key: str | None = None, *, implicit_tls: bool = False) -> smtplib.SMTP:
+        """A logged-in SMTP session (STARTTLS, or implicit TLS) trusting the emulator's certificate.
+
+        Username `resend`, password the API key (the handle's by default), as with the real relay.
+        """
+        info = self._transport.call("GET", "/_emulator/smtp")
+        if not info["enabled"]:
+            raise RuntimeError("SMTP is disabled on this emulator")
+        context = ssl.create_default_context(cadata=info["certificate"])
+        host = self.smtp_host or info["host"]
+        client: smtplib.SMTP
+        if implicit_tls:
+            client = smtplib.SMTP_SSL(host, info["ports"]["smtps"], context=context, timeout=30)
+        else:
+            client = smtplib.SMTP(host, info["ports"]["smtp"], timeout=30)
+            client.starttls(context=context)
+        client.login("resend", api_key or self.api_key)
+        return client
 
     def close(self) -> None:
         self._transport.close()
+
+
+def _set_sdk(sdk: ModuleType, url: Any, key: Any) -> None:
+    sdk.__dict__["api_url"], sdk.__dict__["api_key"] = url, key
 
 
 def _sdk_settings(sdk: ModuleType | None) -> tuple[Any, Any] | None:
@@ -151,6 +177,7 @@ class EmulatorServer(EmulatorClient):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._failure: BaseException | None = None
         self._emu: Emulator | None = None
+        self._baseline: Baseline | None = None
         super().__init__("http://127.0.0.1:0", self.settings.provisioned_keys[0])
 
     @property
@@ -176,7 +203,28 @@ class EmulatorServer(EmulatorClient):
                                         name=f"resend-emulator:{port}")
         self._thread.start()
         self._await_ready(ready)
+        self.mark_baseline()
         return self
+
+    def mark_baseline(self) -> None:
+        """Make the current state the one `reset()` returns to (after loading a scenario, say)."""
+        from emulator.snapshots import Baseline
+
+        previous, self._baseline = self._baseline, self.call(Baseline.take(self.emu))
+        if previous is not None:
+            self.call(previous.close())
+
+    def reset(self) -> None:
+        """Back to the baseline — the state right after start and `--seed-file`, or the last
+        `mark_baseline()` — data, id sequence and clock alike; fault rules and caches cleared.
+
+        It copies an in-memory snapshot into the live database (SQLite's backup API), so it costs well
+        under a millisecond for a small baseline: cheap enough to run before every test.
+        """
+        if self._baseline is None:
+            super().reset()
+        else:
+            self.call(self._baseline.restore(self.emu))
 
     def _ready(self, ready: threading.Event) -> None:
         self._loop = asyncio.get_running_loop()
@@ -186,7 +234,7 @@ class EmulatorServer(EmulatorClient):
         assert self._server is not None
         try:
             self._server.run(sockets=[sock])
-        except BaseException as exc:  # noqa: BLE001 - reported to the starting thread
+        except BaseException as exc:
             self._failure = exc
         finally:
             sock.close()
@@ -224,6 +272,9 @@ class EmulatorServer(EmulatorClient):
 
     def stop(self) -> None:
         """Shut the server down (uvicorn's graceful stop takes about 0.2 s) and wait for the thread."""
+        if self._baseline is not None and self._loop is not None:
+            self.call(self._baseline.close())
+            self._baseline = None
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:

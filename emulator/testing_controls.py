@@ -12,6 +12,8 @@ from typing import Any
 
 import httpx
 
+from emulator.webhook_catalog import EMAIL_EVENTS
+
 PREFIX = "/_emulator"
 
 
@@ -45,9 +47,8 @@ class Transport:
             raise EmulatorError(method, path, response.status_code, body)
         return body
 
-    def raw(self, path: str, *, auth: bool = False) -> bytes:
-        headers = {"Authorization": f"Bearer {self.api_key}"} if auth else {}
-        response = self.http.get(path, headers=headers)
+    def raw(self, path: str, *, params: Mapping[str, Any] | None = None) -> bytes:
+        response = self.http.get(path, params=_clean(params))
         if response.status_code >= 400:
             raise EmulatorError("GET", path, response.status_code, _parse(response))
         return response.content
@@ -87,16 +88,17 @@ class Outbox:
 
     def list(self, **filters: Any) -> list[dict[str, Any]]:
         """Captured emails, newest first. Filters: `to`, `from_`, `subject`, `tag`, `status`, `limit`."""
-        body = self._t.call("GET", f"{PREFIX}/outbox", params=_filters(filters), auth=True)
+        body = self._t.call("GET", f"{PREFIX}/outbox", params=self._scoped(filters))
         return list(body["data"])
 
     def get(self, email_id: str) -> dict[str, Any]:
         """One captured email with its text, HTML, headers, attachments and events."""
-        return self._t.call("GET", f"{PREFIX}/outbox/{email_id}", auth=True)  # type: ignore[no-any-return]
+        return self._t.call("GET", f"{PREFIX}/outbox/{email_id}",  # type: ignore[no-any-return]
+                            params=self._scoped({}))
 
     def raw(self, email_id: str) -> bytes:
         """The RFC 5322 message (`.eml`) as the emulator rendered it."""
-        return self._t.raw(f"{PREFIX}/outbox/{email_id}.eml", auth=True)
+        return self._t.raw(f"{PREFIX}/outbox/{email_id}.eml", params=self._scoped({}))
 
     def wait_for(self, timeout: float = 5.0, **filters: Any) -> dict[str, Any]:
         """Block until an email matching `filters` exists (server-side long poll) and return it.
@@ -104,12 +106,13 @@ class Outbox:
         Filters are those of `list()`. Raises `EmulatorError` (status 408) when nothing matched within
         `timeout` seconds: a clear failure instead of a loop of polls in the test.
         """
-        params = {**_filters(filters), "timeout": timeout}
-        return self._t.call("GET", f"{PREFIX}/outbox/wait", params=params, auth=True,  # type: ignore[no-any-return]
+        params = {**self._scoped(filters), "timeout": timeout}
+        return self._t.call("GET", f"{PREFIX}/outbox/wait", params=params,  # type: ignore[no-any-return]
                             timeout=timeout + 10)
 
-    def __len__(self) -> int:
-        return len(self.list())
+    def _scoped(self, filters: Mapping[str, Any]) -> dict[str, Any]:
+        # The outbox shows every account unless told one: the handle sees only its key's mail.
+        return {"api_key": self._t.api_key, **_filters(filters)}
 
 
 def _filters(filters: Mapping[str, Any]) -> dict[str, Any]:
@@ -208,14 +211,31 @@ class WebhookControl:
         """Run every due delivery and retry now, and wait for them to finish."""
         self._t.call("POST", f"{PREFIX}/flush", json={})
 
-    def attempts(self, **filters: Any) -> list[dict[str, Any]]:
-        """Delivery attempts, newest first (filters such as `webhook_id`, `event_type`, `status`)."""
-        body = self._t.call("GET", f"{PREFIX}/webhooks/attempts", params=filters, auth=True)
-        return list(body["data"])
+    def events(self, webhook_id: str) -> list[dict[str, Any]]:
+        """The events sent (or being sent) to one webhook, newest first, via the Resend API."""
+        return self._all(f"/webhooks/{webhook_id}/events")
 
+    def attempts(self, webhook_id: str | None = None) -> list[dict[str, Any]]:
+        """Every delivery attempt, newest first, each with its `webhook_id`, `event_id` and `event_type`.
 
-EMAIL_EVENTS = [
-    "email.sent", "email.delivered", "email.delivery_delayed", "email.complained", "email.bounced",
-    "email.opened", "email.clicked", "email.received", "email.failed", "email.scheduled",
-    "email.suppressed",
-]
+        Covers one webhook, or every webhook of the handle's account. Call `flush()` first to settle
+        pending deliveries.
+        """
+        hooks = [webhook_id] if webhook_id else [hook["id"] for hook in self._all("/webhooks")]
+        found: list[dict[str, Any]] = []
+        for hook in hooks:
+            for event in self.events(hook):
+                for attempt in self._all(f"/webhooks/{hook}/events/{event['id']}/attempts"):
+                    found.append({**attempt, "webhook_id": hook, "event_id": event["id"],
+                                  "event_type": event["type"]})
+        return sorted(found, key=lambda item: item["sent_at"], reverse=True)
+
+    def _all(self, path: str) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        params: dict[str, Any] = {"limit": 100}
+        while True:
+            page = self._t.call("GET", path, params=params, auth=True)
+            items += page["data"]
+            if not page.get("has_more") or not page["data"]:
+                return items
+            params["after"] = page["data"][-1]["id"]

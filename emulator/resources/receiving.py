@@ -110,9 +110,7 @@ async def route(tx: Tx, recipients: Sequence[str]) -> dict[str, list[str]]:
 
 def scoped(tx: Tx, account: str) -> Tx:
     """The same transaction seen as another account (mail crosses accounts; the commit stays one)."""
-    other = Tx(tx.emu, tx.conn, account, tx.now)
-    other.callbacks = tx.callbacks
-    return other
+    return tx.as_account(account)
 
 
 # ---- storing ------------------------------------------------------------------------------------

@@ -1,0 +1,154 @@
+"""Snapshots: the whole state saved to a file and put back, so a suite builds an expensive state once.
+
+    POST /_emulator/snapshot/save     {"path": "/tmp/state.db"}   → {"path", "bytes", "emails"}
+    POST /_emulator/snapshot/restore  {"path": "/tmp/state.db"}   → {"path", "restored": true}
+    resend-emulator --restore /tmp/state.db                       (at start, before --seed-file)
+
+A snapshot is a plain SQLite file written with SQLite's online backup API (fast, page by page, and
+consistent while the server runs). The state that lives outside tables goes into the `meta` table
+first: the id counter (already there) and the clock. Restoring copies the file back into the live
+connection, reloads that state, and runs the reset hooks so in-memory rings (API keys, fault books,
+live UI clients) follow the restored tables. Fault rules are test scaffolding, not state: a restore
+clears them as a reset does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import aiosqlite
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from emulator import request_log
+from emulator.control import PREFIX, body_of, emulator_of
+from emulator.errors import invalid
+from emulator.http import json_response
+
+if TYPE_CHECKING:
+    from emulator.context import Emulator
+
+
+async def _persist_memory_state(emu: Emulator) -> None:
+    # A transaction also writes the queued request logs, so the file holds every answered request.
+    async with emu.transaction() as tx:
+        await tx.run("INSERT OR REPLACE INTO meta (key, value) VALUES ('clock', ?)",
+                     (json.dumps(emu.clock.export()),))
+        await tx.run("INSERT OR REPLACE INTO meta (key, value) VALUES ('id_counter', ?)",
+                     (str(emu.ids.counter),))
+
+
+async def copy_to(emu: Emulator, target: aiosqlite.Connection) -> None:
+    """Copy the whole live state into `target` (a file or an in-memory database)."""
+    await _persist_memory_state(emu)
+    async with emu.db.lock:
+        await emu.db.conn.backup(target)
+
+
+async def save(emu: Emulator, path: str) -> dict[str, Any]:
+    """Write the whole state to `path` (replaced atomically: a reader never sees half a file)."""
+    destination = Path(path)
+    if not destination.parent.is_dir():
+        raise invalid(f"Cannot write the snapshot: directory `{destination.parent}` does not exist.")
+    partial = destination.with_name(destination.name + ".partial")
+    partial.unlink(missing_ok=True)
+    target = await aiosqlite.connect(partial)
+    try:
+        await copy_to(emu, target)
+    finally:
+        await target.close()
+    os.replace(partial, destination)
+    return {"path": str(destination), "bytes": destination.stat().st_size}
+
+
+async def restore_from(emu: Emulator, source: aiosqlite.Connection) -> None:
+    """Replace the live state with `source`'s, then bring the in-memory state in line with it."""
+    from emulator.app import _ddl
+
+    # A snapshot from an older build may lack newer tables; the rest of the schema is as saved.
+    statements = _ddl()
+
+    def reload(raw: sqlite3.Connection) -> dict[str, str]:
+        for statement in statements:
+            raw.execute(statement)
+        return {row["key"]: row["value"] for row in raw.execute("SELECT key, value FROM meta")}
+
+    await emu.jobs.clear()
+    async with emu.db.lock:
+        emu.db.take_deferred()  # writes queued for the state being replaced
+        await source.backup(emu.db.conn)
+        meta: dict[str, str] = await emu.db.call(reload)
+    emu.ids.counter = int(meta.get("id_counter", 0))
+    if "clock" in meta:
+        emu.clock.load(json.loads(meta["clock"]))
+    emu.state.pop("rate_windows", None)
+    for hook in emu.reset_hooks:
+        await hook(emu)
+    await request_log.start(emu)
+    emu.jobs.wake()
+
+
+async def restore(emu: Emulator, path: str) -> dict[str, Any]:
+    """Replace the whole state with the snapshot file at `path`."""
+    if not Path(path).is_file():
+        raise invalid(f"No snapshot at `{path}`.")
+    source = await aiosqlite.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        if await source.execute_fetchall("SELECT 1 FROM sqlite_master WHERE name = 'meta'") == []:
+            raise invalid(f"`{path}` is not an emulator snapshot.")
+        await restore_from(emu, source)
+    except aiosqlite.DatabaseError:
+        raise invalid(f"`{path}` is not an emulator snapshot.") from None
+    finally:
+        await source.close()
+    return {"path": path, "restored": True}
+
+
+class Baseline:
+    """An in-memory snapshot: what the pytest plugin restores before every test (~0.1–1 ms)."""
+
+    def __init__(self, connection: aiosqlite.Connection) -> None:
+        self.connection = connection
+
+    @classmethod
+    async def take(cls, emu: Emulator) -> Baseline:
+        connection = await aiosqlite.connect(":memory:")
+        await copy_to(emu, connection)
+        return cls(connection)
+
+    async def restore(self, emu: Emulator) -> None:
+        await restore_from(emu, self.connection)
+
+    async def close(self) -> None:
+        await self.connection.close()
+
+
+def _path(body: dict[str, Any]) -> str:
+    path = body.get("path")
+    if not isinstance(path, str) or not path.strip():
+        raise invalid("`path` must be a file path on the emulator's machine.")
+    return os.path.abspath(os.path.expanduser(path))
+
+
+async def save_route(request: Request) -> Response:
+    return json_response(await save(emulator_of(request), _path(await body_of(request))))
+
+
+async def restore_route(request: Request) -> Response:
+    return json_response(await restore(emulator_of(request), _path(await body_of(request))))
+
+
+async def start(emu: Emulator) -> None:
+    if emu.settings.restore:
+        await restore(emu, os.path.abspath(emu.settings.restore))
+
+
+ROUTES = [
+    Route(f"{PREFIX}/snapshot/save", save_route, methods=["POST"]),
+    Route(f"{PREFIX}/snapshot/restore", restore_route, methods=["POST"]),
+]
