@@ -105,17 +105,16 @@ def _key_active(emu: Emulator, key_id: str | None) -> bool:
     return any(c.key_id == key_id and c.active for c in keyring(emu).by_token.values())
 
 
-async def run_send(emu: Emulator, job: dict[str, Any]) -> None:
-    async with emu.transaction(job["account"]) as tx:
-        row = await _load(tx, job["payload"]["email_id"])
-        if row is None or row["last_event"] not in ("queued", "scheduled"):
-            return  # canceled, or already sent by an earlier job
-        if row["scheduled_at"] and from_db(row["scheduled_at"]) > tx.now:
-            return  # rescheduled later; the newer job sends it
-        if row["last_event"] == "scheduled" and not _key_active(emu, row["key_id"]):
-            await _fail(tx, row, "api_key_not_active")  # [docs] schedule-email; reason text [rec]
-            return
-        await mark_sent(tx, row)
+async def run_send(tx: Tx, job: dict[str, Any]) -> None:
+    row = await _load(tx, job["payload"]["email_id"])
+    if row is None or row["last_event"] not in ("queued", "scheduled"):
+        return  # canceled, or already sent by an earlier job
+    if row["scheduled_at"] and from_db(row["scheduled_at"]) > tx.now:
+        return  # rescheduled later; the newer job sends it
+    if row["last_event"] == "scheduled" and not _key_active(tx.emu, row["key_id"]):
+        await _fail(tx, row, "api_key_not_active")  # [docs] schedule-email; reason text [rec]
+        return
+    await mark_sent(tx, row)
 
 
 async def _fail(tx: Tx, row: Row, reason: str) -> None:
@@ -136,31 +135,30 @@ async def _classify(tx: Tx, row: Row) -> dict[str, list[tuple[str, Row | None]]]
     return groups
 
 
-async def run_outcome(emu: Emulator, job: dict[str, Any]) -> None:
-    async with emu.transaction(job["account"]) as tx:
-        row = await _load(tx, job["payload"]["email_id"])
-        if row is None or row["last_event"] != "sent":
-            return
-        groups = await _classify(tx, row)
-        delivered = [a for key in ("delivered", "complained") for a, _ in groups.get(key, [])]
-        last = "sent"
-        if delivered:
-            await emit(tx, "email.delivered", event_data(row, delivered), subject_id=row["id"])
-            last = "delivered"
-        if "suppressed" in groups or "listed" in groups:
-            await _suppressed(tx, row, groups)
-            last = "suppressed"
-        if "bounced" in groups:
-            bounced = [a for a, _ in groups["bounced"]]
-            await emit(tx, "email.bounced", {**event_data(row, bounced), "bounce": BOUNCE},
-                       subject_id=row["id"])
-            for address in bounced:
-                await suppression_store.add(tx, address, "bounce", row["id"])
-            last = "bounced"
-        await tx.update("emails", row["id"], {"last_event": last})
-        if "complained" in groups:
-            await schedule(tx, COMPLAINT_JOB, tx.now + COMPLAINT_DELAY,
-                           {"email_id": row["id"], "to": [a for a, _ in groups["complained"]]})
+async def run_outcome(tx: Tx, job: dict[str, Any]) -> None:
+    row = await _load(tx, job["payload"]["email_id"])
+    if row is None or row["last_event"] != "sent":
+        return
+    groups = await _classify(tx, row)
+    delivered = [a for key in ("delivered", "complained") for a, _ in groups.get(key, [])]
+    last = "sent"
+    if delivered:
+        await emit(tx, "email.delivered", event_data(row, delivered), subject_id=row["id"])
+        last = "delivered"
+    if "suppressed" in groups or "listed" in groups:
+        await _suppressed(tx, row, groups)
+        last = "suppressed"
+    if "bounced" in groups:
+        bounced = [a for a, _ in groups["bounced"]]
+        await emit(tx, "email.bounced", {**event_data(row, bounced), "bounce": BOUNCE},
+                   subject_id=row["id"])
+        for address in bounced:
+            await suppression_store.add(tx, address, "bounce", row["id"])
+        last = "bounced"
+    await tx.update("emails", row["id"], {"last_event": last})
+    if "complained" in groups:
+        await schedule(tx, COMPLAINT_JOB, tx.now + COMPLAINT_DELAY,
+                       {"email_id": row["id"], "to": [a for a, _ in groups["complained"]]})
 
 
 async def _suppressed(tx: Tx, row: Row, groups: dict[str, list[tuple[str, Row | None]]]) -> None:
@@ -186,19 +184,19 @@ async def _suppressed(tx: Tx, row: Row, groups: dict[str, list[tuple[str, Row | 
         }, subject_id=row["id"])
 
 
-async def run_complaint(emu: Emulator, job: dict[str, Any]) -> None:
-    async with emu.transaction(job["account"]) as tx:
-        row = await _load(tx, job["payload"]["email_id"])
-        if row is None:
-            return
-        complained: list[str] = job["payload"]["to"]
-        await tx.update("emails", row["id"], {"last_event": "complained"})
-        await emit(tx, "email.complained", event_data(row, complained), subject_id=row["id"])
-        for address in complained:
-            await suppression_store.add(tx, address, "complaint", row["id"])
+async def run_complaint(tx: Tx, job: dict[str, Any]) -> None:
+    row = await _load(tx, job["payload"]["email_id"])
+    if row is None:
+        return
+    complained: list[str] = job["payload"]["to"]
+    await tx.update("emails", row["id"], {"last_event": "complained"})
+    await emit(tx, "email.complained", event_data(row, complained), subject_id=row["id"])
+    for address in complained:
+        await suppression_store.add(tx, address, "complaint", row["id"])
 
 
 def install(emu: Emulator) -> None:
-    emu.jobs.handler(SEND_JOB, run_send)
-    emu.jobs.handler(OUTCOME_JOB, run_outcome)
-    emu.jobs.handler(COMPLAINT_JOB, run_complaint)
+    # Database work only: they run inside the job runner's own transaction (one commit per burst).
+    emu.jobs.tx_handler(SEND_JOB, run_send)
+    emu.jobs.tx_handler(OUTCOME_JOB, run_outcome)
+    emu.jobs.tx_handler(COMPLAINT_JOB, run_complaint)

@@ -37,7 +37,9 @@ TABLES = [
 
 Job = dict[str, Any]
 Handler = Callable[["Emulator", Job], Awaitable[None]]
+TxHandler = Callable[["Tx", Job], Awaitable[None]]
 MAX_PARALLEL = 16
+BATCH = 200
 
 
 async def schedule(tx: Tx, kind: str, due_at: datetime, payload: dict[str, Any]) -> None:
@@ -50,9 +52,14 @@ async def schedule(tx: Tx, kind: str, due_at: datetime, payload: dict[str, Any])
 
 
 class JobRunner:
+    """Two kinds of handler: `tx_handler` jobs (database work only) run together inside the runner's
+    own transaction, one savepoint each, so a burst of due jobs costs one commit; `handler` jobs (network
+    work such as webhook deliveries) run as tasks outside any transaction and open their own."""
+
     def __init__(self, emu: Emulator) -> None:
         self.emu = emu
         self.handlers: dict[str, Handler] = {}
+        self.tx_handlers: dict[str, TxHandler] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._running: set[asyncio.Task[None]] = set()
@@ -62,12 +69,15 @@ class JobRunner:
     def handler(self, kind: str, fn: Handler) -> None:
         self.handlers[kind] = fn
 
+    def tx_handler(self, kind: str, fn: TxHandler) -> None:
+        self.tx_handlers[kind] = fn
+
     def wake(self) -> None:
         self._wake.set()
 
     async def start(self) -> None:
         async with self.emu.transaction() as tx:
-            await tx.run("UPDATE jobs SET running = 0 WHERE running = 1")  # recover after a crash
+            tx.queue("UPDATE jobs SET running = 0 WHERE running = 1")  # recover after a crash
         self._task = asyncio.create_task(self._loop())
 
     async def stop(self) -> None:
@@ -75,52 +85,71 @@ class JobRunner:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
-        for task in list(self._running):
-            task.cancel()
-        await asyncio.gather(*self._running, return_exceptions=True)
+        await self.clear()
 
     async def _loop(self) -> None:
         while True:
             self._wake.clear()
-            await self.run_due()
-            delay = await self._seconds_to_next()
             try:
-                await asyncio.wait_for(self._wake.wait(), timeout=delay)
+                done, next_due = await self._pass()
+            except Exception:  # never let the runner die; try again on the next wake
+                log.exception("job pass failed")
+                done, next_due = 0, None
+            if done >= BATCH:
+                continue
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout=next_due)
             except TimeoutError:
                 pass
 
-    async def _seconds_to_next(self) -> float | None:
-        if self.emu.clock.mode == "frozen":
-            return None  # only a clock change or a new job can make anything due
-        async with self.emu.transaction() as tx:
-            row = await tx.one("SELECT MIN(due_at) AS due FROM jobs WHERE running = 0")
-        if not row or row["due"] is None:
-            return None
-        return max(0.0, (from_db(row["due"]) - self.emu.clock.now()).total_seconds()) + 0.001
-
-    async def _claim_due(self) -> list[Job]:
-        async with self.emu.transaction() as tx:
-            rows = await tx.all(
-                "SELECT * FROM jobs WHERE running = 0 AND due_at <= ? ORDER BY due_at, seq LIMIT 200",
-                (tx.now_db,),
-            )
-            if rows:
-                marks = ",".join("?" for _ in rows)
-                await tx.run(f"UPDATE jobs SET running = 1 WHERE seq IN ({marks})",  # noqa: S608
-                             [r["seq"] for r in rows])
-        for row in rows:
-            row["payload"] = json.loads(row["payload"])
-        return rows
-
-    async def run_due(self) -> int:
-        """Start every job due now; return how many were started."""
+    async def _pass(self) -> tuple[int, float | None]:
+        """Run the due in-transaction jobs and start the others; return (jobs taken, seconds to next)."""
         async with self._pass_lock:
-            jobs = await self._claim_due()
-            for job in jobs:
+            async with self.emu.transaction() as tx:
+                rows = await tx.all(
+                    "SELECT * FROM jobs WHERE running = 0 AND due_at <= ? ORDER BY due_at, seq LIMIT ?",
+                    (tx.now_db, BATCH),
+                )
+                claimed = [row for row in rows if await self._take(tx, row)]
+                next_due = None if len(rows) >= BATCH else await self._next_due(tx)
+            for job in claimed:
                 task = asyncio.create_task(self._run(job))
                 self._running.add(task)
                 task.add_done_callback(self._running.discard)
-            return len(jobs)
+            return len(rows), next_due
+
+    async def _take(self, tx: Tx, row: Job) -> bool:
+        """Run `row` now if it is an in-transaction job; otherwise mark it claimed and return True."""
+        row["payload"] = json.loads(row["payload"])
+        in_tx = self.tx_handlers.get(row["kind"])
+        if in_tx is None:
+            tx.queue("UPDATE jobs SET running = 1 WHERE seq = ?", (row["seq"],))
+            return True
+        mark = len(tx.callbacks)
+        tx.queue("SAVEPOINT job")
+        try:
+            await in_tx(tx.as_account(row["account"]), row)
+            tx.queue("RELEASE job")
+        except Exception:  # one broken job must not undo the others in the batch
+            log.exception("job %s failed", row["kind"])
+            await tx.run("ROLLBACK TO job")
+            tx.queue("RELEASE job")
+            del tx.callbacks[mark:]
+        tx.queue("DELETE FROM jobs WHERE seq = ?", (row["seq"],))
+        return False
+
+    async def _next_due(self, tx: Tx) -> float | None:
+        if self.emu.clock.mode == "frozen":
+            return None  # only a clock change or a new job can make anything due
+        row = await tx.one("SELECT MIN(due_at) AS due FROM jobs WHERE running = 0")
+        if not row or row["due"] is None:
+            return None
+        return max(0.0, (from_db(row["due"]) - tx.now).total_seconds()) + 0.001
+
+    async def run_due(self) -> int:
+        """Run or start every job due now; return how many were taken."""
+        taken, _ = await self._pass()
+        return taken
 
     async def _run(self, job: Job) -> None:
         async with self._slots:
@@ -134,15 +163,15 @@ class JobRunner:
                 log.exception("job %s failed", job["kind"])
             finally:
                 async with self.emu.transaction() as tx:
-                    await tx.run("DELETE FROM jobs WHERE seq = ?", (job["seq"],))
+                    tx.queue("DELETE FROM jobs WHERE seq = ?", (job["seq"],))
 
     async def flush(self, rounds: int = 1000) -> None:
         """Run everything due now, including what those jobs make due, and wait for it all."""
         for _ in range(rounds):
-            started = await self.run_due()
+            taken = await self.run_due()
             if self._running:
                 await asyncio.gather(*list(self._running), return_exceptions=True)
-            elif not started:
+            elif not taken:
                 return
 
     async def clear(self) -> None:

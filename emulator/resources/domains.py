@@ -176,7 +176,11 @@ def _capability_values(body: dict[str, Any], current: dict[str, str]) -> dict[st
 # ---- services ----------------------------------------------------------------------------------
 
 async def _registered(tx: Tx, name: str) -> None:
-    if await tx.one("SELECT id FROM domains WHERE name = ?", (name,)) is not None:
+    sql, params = "SELECT id FROM domains WHERE name = ?", [name]
+    if tx.emu.settings.isolate_keys:
+        # Isolated accounts stand for separate test runs sharing one server, not rival teams.
+        sql, params = sql + " AND account = ?", [name, tx.account]
+    if await tx.one(sql, params) is not None:
         raise ApiError(errors.FORBIDDEN, f"The `{name}` domain has been registered already.")
 
 
@@ -281,14 +285,13 @@ RECORD_STATUS = {"verified": "verified", "failed": "failed", "temporary_failure"
                  "partially_verified": "verified", "partially_failed": "failed"}
 
 
-async def finish_verification(emu: Emulator, job: dict[str, Any]) -> None:
-    async with emu.transaction(job["account"]) as tx:
-        row = await tx.one("SELECT * FROM domains WHERE id = ? AND account = ?",
-                           (job["payload"]["domain_id"], tx.account))
-        if row is None or row["status"] != "pending":
-            return
-        outcome = row["verify_outcome"]
-        await _set_status(tx, row, outcome, RECORD_STATUS[outcome])
+async def finish_verification(tx: Tx, job: dict[str, Any]) -> None:
+    row = await tx.one("SELECT * FROM domains WHERE id = ? AND account = ?",
+                       (job["payload"]["domain_id"], tx.account))
+    if row is None or row["status"] != "pending":
+        return
+    outcome = row["verify_outcome"]
+    await _set_status(tx, row, outcome, RECORD_STATUS[outcome])
 
 
 async def set_verify_outcome(tx: Tx, domain_id: str, outcome: str) -> None:
@@ -423,7 +426,7 @@ async def control_verification(request: Request) -> Response:
 
 
 def install(emu: Emulator) -> None:
-    emu.jobs.handler("domain.verify", finish_verification)
+    emu.jobs.tx_handler("domain.verify", finish_verification)
 
 
 ROUTES = [Route("/_emulator/domains/{domain_id}/verification", control_verification, methods=["POST"])]
