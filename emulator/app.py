@@ -87,18 +87,21 @@ def create_app(settings: Settings | None = None) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await emu.open(_ddl())
-        for module in modules:
-            if hasattr(module, "start"):
-                await module.start(emu)
-        await emu.jobs.start()
-        on_ready = emu.state.get("on_ready")
-        if on_ready:
-            on_ready(emu)
+        started: list[Any] = []
         try:
+            for module in modules:
+                if hasattr(module, "start"):
+                    await module.start(emu)
+                started.append(module)
+            await emu.jobs.start()
+            on_ready = emu.state.get("on_ready")
+            if on_ready:
+                on_ready(emu)
             yield
         finally:
+            # Also after a failed start: what did start is stopped, so the process can exit.
             await emu.jobs.stop()
-            for module in reversed(modules):
+            for module in reversed(started):
                 if hasattr(module, "stop"):
                     await module.stop(emu)
             await emu.db.close()

@@ -152,6 +152,8 @@ def print_banner(emu: Any) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     settings = parse_settings(argv)
+    if settings.seed_file:
+        _check_seed_file(settings.seed_file)
     sock = bind(settings.host, settings.port)
     smtp_sockets = bind_smtp(settings)
     try:
@@ -162,6 +164,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         if exc.code not in (None, 0):
             print(f"resend-emulator: {exc.code}", file=sys.stderr)
         raise
+
+
+def _check_seed_file(path: str) -> None:
+    """A missing or malformed scenario is one line before anything starts, not a startup traceback."""
+    from emulator.errors import ApiError
+    from emulator.scenarios import read
+
+    try:
+        read(path)
+    except ApiError as error:
+        raise SystemExit(f"resend-emulator: --seed-file {path}: {error.message}") from None
 
 
 if __name__ == "__main__":

@@ -66,11 +66,11 @@ class Database:
     async def call(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         """Run `fn(raw_connection)` on aiosqlite's worker thread: one round trip, however much it does."""
         conn = self.conn
-        return await conn._execute(fn, conn._conn)  # aiosqlite's own thread hop, used for batching
+        return await conn._execute(fn, conn._conn)  # type: ignore[no-untyped-call]  # aiosqlite's hop
 
     async def open(self, ddl: Iterable[str]) -> None:
         self._conn = await aiosqlite.connect(self.path or ":memory:", isolation_level=None)
-        self._conn.row_factory = _dict_row
+        self._conn.row_factory = _dict_row  # type: ignore[assignment]
         statements = ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", *KERNEL_TABLES, *ddl]
 
         def create(raw: sqlite3.Connection) -> list[str]:
@@ -108,7 +108,7 @@ class Database:
         def wipe_all(raw: sqlite3.Connection) -> None:
             raw.execute("BEGIN")
             for table in tables:
-                raw.execute(f"DELETE FROM {table}")  # noqa: S608 - names come from our schema
+                raw.execute(f"DELETE FROM {table}")
             raw.execute("COMMIT")
 
         await self.call(wipe_all)
@@ -202,7 +202,11 @@ class Tx:
             return
         deferred = self.db.take_deferred()
         try:
-            await self._trip(lambda raw: (_apply(raw, deferred), raw.execute("COMMIT")))
+            def finish(raw: sqlite3.Connection) -> None:
+                _apply(raw, deferred)
+                raw.execute("COMMIT")
+
+            await self._trip(finish)
         except BaseException:
             self.db.restore_deferred(deferred)
             await self.db.call(lambda raw: raw.in_transaction and raw.execute("ROLLBACK"))
@@ -224,12 +228,12 @@ class Tx:
     async def insert(self, table: str, values: dict[str, Any]) -> None:
         columns = ", ".join(values)
         marks = ", ".join("?" for _ in values)
-        self.queue(f"INSERT INTO {table} ({columns}) VALUES ({marks})",  # noqa: S608 - our own names
+        self.queue(f"INSERT INTO {table} ({columns}) VALUES ({marks})",
                    tuple(values.values()))
 
     async def update(self, table: str, row_id: str, values: dict[str, Any]) -> None:
         if not values:
             return
         assignments = ", ".join(f"{column} = ?" for column in values)
-        self.queue(f"UPDATE {table} SET {assignments} WHERE id = ? AND account = ?",  # noqa: S608
+        self.queue(f"UPDATE {table} SET {assignments} WHERE id = ? AND account = ?",
                    (*values.values(), row_id, self.account))

@@ -19,7 +19,7 @@ recipients gets one event per outcome, `to` naming the impacted recipients; `las
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from emulator import suppression_store
@@ -88,11 +88,17 @@ def test_outcome(address: str) -> str | None:
     return base if base in ("bounced", "complained") else "delivered"
 
 
-async def mark_sent(tx: Tx, row: Row) -> None:
+def _due(job: dict[str, Any]) -> datetime:
+    """Follow-ups count from when a job fell due, not when it ran: one big clock jump still plays the
+    whole timeline (sent → delivered → complained) in order."""
+    return from_db(job["due_at"])
+
+
+async def mark_sent(tx: Tx, row: Row, at: datetime) -> None:
     """`queued`/`scheduled` → `sent`, and the outcome job."""
     await tx.update("emails", row["id"], {"last_event": "sent"})
     await emit(tx, "email.sent", event_data(row), subject_id=row["id"])
-    await schedule(tx, OUTCOME_JOB, tx.now + DELIVERY_DELAY, {"email_id": row["id"]})
+    await schedule(tx, OUTCOME_JOB, at + DELIVERY_DELAY, {"email_id": row["id"]})
 
 
 async def _load(tx: Tx, email_id: str) -> Row | None:
@@ -114,7 +120,7 @@ async def run_send(tx: Tx, job: dict[str, Any]) -> None:
     if row["last_event"] == "scheduled" and not _key_active(tx.emu, row["key_id"]):
         await _fail(tx, row, "api_key_not_active")  # [docs] schedule-email; reason text [rec]
         return
-    await mark_sent(tx, row)
+    await mark_sent(tx, row, _due(job))
 
 
 async def _fail(tx: Tx, row: Row, reason: str) -> None:
@@ -157,7 +163,7 @@ async def run_outcome(tx: Tx, job: dict[str, Any]) -> None:
         last = "bounced"
     await tx.update("emails", row["id"], {"last_event": last})
     if "complained" in groups:
-        await schedule(tx, COMPLAINT_JOB, tx.now + COMPLAINT_DELAY,
+        await schedule(tx, COMPLAINT_JOB, _due(job) + COMPLAINT_DELAY,
                        {"email_id": row["id"], "to": [a for a, _ in groups["complained"]]})
 
 

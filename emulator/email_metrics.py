@@ -128,11 +128,18 @@ class _Bucket:
 
 
 async def _rows(tx: Tx, start: datetime, end: datetime) -> list[Row]:
-    return await tx.all(
+    rows = await tx.all(
         "SELECT ev.type, ev.subject_id, ev.created_at, ev.data, em.from_addr, em.broadcast_id"
         " FROM events ev LEFT JOIN emails em ON em.id = ev.subject_id AND em.account = ev.account"
         " WHERE ev.account = ? AND ev.type LIKE 'email.%' AND ev.created_at >= ? AND ev.created_at <= ?"
         " ORDER BY ev.seq", (tx.account, to_db(start), to_db(end)))
+    names: dict[str, str] = {}
+    if "broadcasts" in tx.emu.db.tables and any(row["broadcast_id"] for row in rows):
+        names = {b["id"]: b["name"] for b in await tx.all(
+            "SELECT id, name FROM broadcasts WHERE account = ?", (tx.account,))}
+    for row in rows:
+        row["broadcast_name"] = names.get(row["broadcast_id"] or "")
+    return rows
 
 
 async def metrics(tx: Tx, req: ApiRequest) -> dict[str, Any]:
@@ -174,8 +181,12 @@ async def metrics(tx: Tx, req: ApiRequest) -> dict[str, Any]:
         "totals": _finish(totals.counts, totals.unique, wanted),
     }
     if dimensions:
-        body["data"] = [{**dict(key), **_finish(b.counts, b.unique, wanted)} for key, b in sorted(
-            buckets.items(), key=lambda item: [str(v) for _, v in item[0]])]
+        # [rec] unknown ids (a sender domain never added, an unnamed broadcast) are left out of the
+        # row rather than sent as null, which the spec's string types do not allow.
+        body["data"] = [
+            {**{k: v for k, v in key if v is not None}, **_finish(b.counts, b.unique, wanted)}
+            for key, b in sorted(buckets.items(), key=lambda item: [str(v) for _, v in item[0]])
+        ]
     return body
 
 
@@ -189,7 +200,7 @@ def _key(dimensions: list[str], row: Row, moment: datetime, zone: tzinfo, granul
     if "email" in dimensions:
         parts.append(("email_id", row["subject_id"]))
     if "broadcast" in dimensions:
-        parts += [("broadcast_id", row["broadcast_id"]), ("broadcast_name", None)]
+        parts += [("broadcast_id", row["broadcast_id"]), ("broadcast_name", row["broadcast_name"])]
     return tuple(parts)
 
 

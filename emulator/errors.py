@@ -61,7 +61,9 @@ MISSING_REQUIRED_FIELD = _kind(
 MISSING_REQUIRED_PARAMETER = _kind(
     422, "missing_required_parameter", "The request is missing one or more required parameters."
 )
-VALIDATION_ERROR = _kind(422, "validation_error", "An error was found with one or more fields in the request.")
+VALIDATION_ERROR = _kind(
+    422, "validation_error", "An error was found with one or more fields in the request."
+)
 INVALID_REGION = _kind(422, "invalid_region", "Invalid region.")
 INVALID_FROM_ADDRESS = _kind(422, "invalid_from_address", "Invalid `from` field.")
 DAILY_QUOTA_EXCEEDED = _kind(429, "daily_quota_exceeded", "You have exceeded your daily email sending quota.")

@@ -30,6 +30,7 @@ from emulator import errors, validate
 from emulator.auth import keyring
 from emulator.config import DEFAULT_ACCOUNT
 from emulator.control import PREFIX, emulator_of
+from emulator.downloads import eml_response, file_response
 from emulator.errors import ApiError, invalid
 from emulator.http import json_response
 from emulator.mime import guess_content_type
@@ -166,12 +167,6 @@ def _check_signature(request: Request) -> None:
         raise ApiError(errors.FORBIDDEN, EXPIRED)
 
 
-def _filename_header(disposition: str, filename: str) -> str:
-    safe = filename.replace('"', "").replace("\r", "").replace("\n", "")
-    ascii_name = safe.encode("ascii", "replace").decode().replace("?", "_")
-    return f'{disposition}; filename="{ascii_name}"'
-
-
 async def download_raw(request: Request) -> Response:
     _check_signature(request)
     emu, email_id = emulator_of(request), request.path_params["email_id"]
@@ -179,8 +174,7 @@ async def download_raw(request: Request) -> Response:
         row = await tx.one("SELECT raw FROM received_emails WHERE id = ?", (email_id,))
     if row is None:
         raise errors.not_found("Email")
-    return Response(bytes(row["raw"]), media_type="message/rfc822",
-                    headers={"content-disposition": _filename_header("attachment", f"{email_id}.eml")})
+    return eml_response(bytes(row["raw"]), email_id)
 
 
 async def download_attachment(request: Request) -> Response:
@@ -191,9 +185,8 @@ async def download_attachment(request: Request) -> Response:
                            (request.path_params["attachment_id"], request.path_params["email_id"]))
     if row is None:
         raise errors.not_found("Attachment")
-    headers = {"content-disposition": _filename_header(row["content_disposition"],
-                                                       row["filename"] or row["id"])}
-    return Response(bytes(row["content"]), media_type=row["content_type"], headers=headers)
+    return file_response(bytes(row["content"]), row["content_type"], row["filename"] or row["id"],
+                         inline=row["content_disposition"] == "inline")
 
 
 ROUTES = [

@@ -9,9 +9,10 @@ or when the next due time is reached on a running clock; it runs due jobs outsid
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -97,10 +98,8 @@ class JobRunner:
                 done, next_due = 0, None
             if done >= BATCH:
                 continue
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=next_due)
-            except TimeoutError:
-                pass
 
     async def _pass(self) -> tuple[int, float | None]:
         """Run the due in-transaction jobs and start the others; return (jobs taken, seconds to next)."""
@@ -173,6 +172,13 @@ class JobRunner:
                 await asyncio.gather(*list(self._running), return_exceptions=True)
             elif not taken:
                 return
+
+    @contextlib.asynccontextmanager
+    async def paused(self) -> AsyncIterator[None]:
+        """No job starts inside the block, and none is running: for replacing the whole state."""
+        async with self._pass_lock:
+            await self.clear()
+            yield
 
     async def clear(self) -> None:
         for task in list(self._running):

@@ -20,7 +20,6 @@ import asyncio
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -30,6 +29,7 @@ from emulator import errors
 from emulator.auth import WELL_FORMED_KEY, keyring
 from emulator.clock import from_db, iso_z
 from emulator.control import PREFIX, emulator_of
+from emulator.downloads import eml_response, file_response
 from emulator.errors import ApiError, invalid, not_found
 from emulator.http import json_response
 from emulator.pages import fetch_page, list_body, parse_page
@@ -267,8 +267,7 @@ async def get_eml(request: Request) -> Response:
     row = await _email_row(emu, email_id, _account_of(emu, request.query_params))
     async with emu.transaction(row["account"]) as tx:
         raw = await email_eml(tx, row)
-    disposition = f'attachment; filename="{email_id}.eml"'
-    return Response(raw, media_type="message/rfc822", headers={"Content-Disposition": disposition})
+    return eml_response(raw, email_id)
 
 
 async def get_attachment(request: Request) -> Response:
@@ -280,15 +279,8 @@ async def get_attachment(request: Request) -> Response:
                             (attachment_id, email_id, row["account"]))
     if part is None:
         raise not_found("Attachment")
-    disposition = _disposition(part["disposition"], part["filename"] or attachment_id)
-    return Response(bytes(part["content"]), media_type=part["content_type"],
-                    headers={"Content-Disposition": disposition})
-
-
-def _disposition(kind: str, filename: str) -> str:
-    if filename.isascii() and '"' not in filename and "\\" not in filename:
-        return f'{kind}; filename="{filename}"'
-    return f"{kind}; filename*=UTF-8''{quote(filename, safe='')}"  # RFC 6266 / 5987
+    return file_response(bytes(part["content"]), part["content_type"], part["filename"] or attachment_id,
+                         inline=part["disposition"] == "inline")
 
 
 def _wait_seconds(query: QueryParams) -> float:

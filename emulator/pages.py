@@ -58,7 +58,7 @@ async def fetch_page(tx: Tx, table: str, page: Page, where: str = "account = ?",
     seek, order = "", "DESC"
     seek_params: list[Any] = []
     if cursor is not None:
-        row = await tx.one(f"SELECT seq FROM {table} WHERE ({where}) AND id = ?",  # noqa: S608
+        row = await tx.one(f"SELECT seq FROM {table} WHERE ({where}) AND id = ?",
                            [*base_params, cursor])
         if row is None:
             raise invalid(BAD_CURSOR_MESSAGE)
@@ -67,7 +67,7 @@ async def fetch_page(tx: Tx, table: str, page: Page, where: str = "account = ?",
         seek_params = [row["seq"]]
     limit_sql = "" if page.limit is None else f"LIMIT {page.limit + 1}"
     rows = await tx.all(
-        f"SELECT {columns} FROM {table} WHERE ({where}) {seek} ORDER BY seq {order} {limit_sql}",  # noqa: S608
+        f"SELECT {columns} FROM {table} WHERE ({where}) {seek} ORDER BY seq {order} {limit_sql}",
         [*base_params, *seek_params],
     )
     has_more = page.limit is not None and len(rows) > page.limit

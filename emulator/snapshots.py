@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,9 +27,11 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from emulator import request_log
+from emulator.auth import keyring
 from emulator.control import PREFIX, body_of, emulator_of
 from emulator.errors import invalid
 from emulator.http import json_response
+from emulator.resources import api_keys
 
 if TYPE_CHECKING:
     from emulator.context import Emulator
@@ -66,11 +69,29 @@ async def save(emu: Emulator, path: str) -> dict[str, Any]:
     return {"path": str(destination), "bytes": destination.stat().st_size}
 
 
+async def _copy_back(emu: Emulator, source: aiosqlite.Connection,
+                     then: Callable[[sqlite3.Connection], Any]) -> Any:
+    """Copy `source` over the live database; return `then(raw)`, run in the same lock."""
+    async with emu.jobs.paused(), emu.db.lock:
+        emu.db.take_deferred()  # writes queued for the state being replaced
+        await source.backup(emu.db.conn)
+        return await emu.db.call(then)
+
+
+async def _settle(emu: Emulator, skip: Callable[..., Any] | None = None) -> None:
+    """In-memory state follows the restored tables: reset hooks (key ring, fault books, live UI)."""
+    emu.state.pop("rate_windows", None)
+    for hook in emu.reset_hooks:
+        if hook is not skip:
+            await hook(emu)
+    emu.jobs.wake()
+
+
 async def restore_from(emu: Emulator, source: aiosqlite.Connection) -> None:
     """Replace the live state with `source`'s, then bring the in-memory state in line with it."""
     from emulator.app import _ddl
 
-    # A snapshot from an older build may lack newer tables; the rest of the schema is as saved.
+    # A file may come from an older build lacking newer tables: create what is missing.
     statements = _ddl()
 
     def reload(raw: sqlite3.Connection) -> dict[str, str]:
@@ -78,19 +99,12 @@ async def restore_from(emu: Emulator, source: aiosqlite.Connection) -> None:
             raw.execute(statement)
         return {row["key"]: row["value"] for row in raw.execute("SELECT key, value FROM meta")}
 
-    await emu.jobs.clear()
-    async with emu.db.lock:
-        emu.db.take_deferred()  # writes queued for the state being replaced
-        await source.backup(emu.db.conn)
-        meta: dict[str, str] = await emu.db.call(reload)
+    meta: dict[str, str] = await _copy_back(emu, source, reload)
     emu.ids.counter = int(meta.get("id_counter", 0))
     if "clock" in meta:
         emu.clock.load(json.loads(meta["clock"]))
-    emu.state.pop("rate_windows", None)
-    for hook in emu.reset_hooks:
-        await hook(emu)
     await request_log.start(emu)
-    emu.jobs.wake()
+    await _settle(emu)
 
 
 async def restore(emu: Emulator, path: str) -> dict[str, Any]:
@@ -110,19 +124,35 @@ async def restore(emu: Emulator, path: str) -> dict[str, Any]:
 
 
 class Baseline:
-    """An in-memory snapshot: what the pytest plugin restores before every test (~0.1–1 ms)."""
+    """An in-memory snapshot: what the pytest plugin restores before every test.
 
-    def __init__(self, connection: aiosqlite.Connection) -> None:
+    Besides the tables it keeps the in-memory state as it was (id counters, clock, key ring), so a
+    restore is one page copy plus assignments: no query reads that state back.
+    """
+
+    def __init__(self, connection: aiosqlite.Connection, emu: Emulator) -> None:
         self.connection = connection
+        self.counter = emu.ids.counter
+        self.log_counter = request_log.log_ids(emu).counter
+        self.clock = emu.clock.export()
+        self.keys = dict(keyring(emu).by_token)
 
     @classmethod
     async def take(cls, emu: Emulator) -> Baseline:
         connection = await aiosqlite.connect(":memory:")
         await copy_to(emu, connection)
-        return cls(connection)
+        return cls(connection, emu)
 
     async def restore(self, emu: Emulator) -> None:
-        await restore_from(emu, self.connection)
+        await _copy_back(emu, self.connection, lambda raw: None)
+        emu.ids.counter = self.counter
+        request_log.log_ids(emu).counter = self.log_counter
+        emu.clock.load(self.clock)
+        ring = keyring(emu)
+        ring.clear()
+        ring.by_token.update(self.keys)
+        # The key ring is already as it was; re-reading it from the tables is what `provision` adds.
+        await _settle(emu, skip=api_keys.provision)
 
     async def close(self) -> None:
         await self.connection.close()

@@ -18,6 +18,7 @@ import base64
 import hashlib
 import hmac
 import json
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -74,8 +75,7 @@ class WebhookReceiver:
         self._changed = threading.Condition()
         self._script: list[int] = []
         self._default_status = 200
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
+        self._server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/webhooks"
         self._thread: threading.Thread | None = None
 
@@ -139,6 +139,15 @@ class WebhookReceiver:
             status = self._script.pop(0) if self._script else self._default_status
             self._changed.notify_all()
         return status
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A sender that gives up mid-request (a timeout, a stopped emulator) is not the receiver's error.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 def _handler_for(receiver: WebhookReceiver) -> type[BaseHTTPRequestHandler]:

@@ -46,24 +46,28 @@ SEND_CASES: list[tuple[str, dict[str, Any], int, str, str | None]] = [
     ("no content", email(html=None), 422, "validation_error", None),
     ("html not string", email(html=["x"]), 422, "validation_error", None),
     ("template with html", email(template={"id": "welcome"}), 422, "validation_error", None),
-    ("template with text", email(html=None, text="x", template={"id": "welcome"}), 422, "validation_error", None),
+    ("template with text", email(html=None, text="x", template={"id": "welcome"}), 422, "validation_error",
+     None),
     ("headers not object", email(headers=["X-A: 1"]), 422, "validation_error", None),
     ("header value not string", email(headers={"X-A": 1}), 422, "validation_error", None),
     ("header line break", email(headers={"X-A": "1\r\nBcc: x@y.co"}), 422, "validation_error", None),
     ("tag charset", email(tags=[{"name": "bad name", "value": "v"}]), 422, "validation_error", None),
     ("tag value charset", email(tags=[{"name": "n", "value": "é"}]), 422, "validation_error", None),
     ("tag too long", email(tags=[{"name": "n" * 257, "value": "v"}]), 422, "validation_error", None),
-    ("76 tags", email(tags=[{"name": f"t{i}", "value": "v"} for i in range(76)]), 422, "validation_error", None),
+    ("76 tags", email(tags=[{"name": f"t{i}", "value": "v"} for i in range(76)]), 422, "validation_error",
+     None),
     ("tag without value", email(tags=[{"name": "n"}]), 422, "missing_required_field", None),
     ("scheduled_at unparsable", email(scheduled_at="someday"), 422, "validation_error", None),
     ("scheduled_at past", email(scheduled_at="2026-05-13T09:00:00Z"), 422, "validation_error", None),
-    ("scheduled_at beyond 30 days", email(scheduled_at="2026-06-14T09:00:01Z"), 422, "validation_error", None),
+    ("scheduled_at beyond 30 days", email(scheduled_at="2026-06-14T09:00:01Z"), 422, "validation_error",
+     None),
     ("scheduled_at natural beyond 30 days", email(scheduled_at="in 31 days"), 422, "validation_error", None),
     ("attachment without content or path", email(attachments=[{"filename": "a.pdf"}]), 422,
      "invalid_attachment", "Attachment must have either a `content` or `path`."),
     ("blocked extension", email(attachments=[{"filename": "run.exe", "content": "aGk="}]), 422,
      "invalid_attachment", None),
-    ("content_id too long", email(attachments=[{"filename": "a.png", "content": "aGk=", "content_id": "c" * 128}]),
+    ("content_id too long",
+     email(attachments=[{"filename": "a.png", "content": "aGk=", "content_id": "c" * 128}]),
      422, "invalid_attachment", None),
     ("content not base64", email(attachments=[{"filename": "a.txt", "content": "***"}]), 422,
      "invalid_attachment", None),
@@ -156,16 +160,19 @@ def test_strict_reserved_recipient_domain(strict: TestClient) -> None:
 
 
 def test_default_accepts_any_sender_domain(client: TestClient) -> None:
-    assert client.post("/emails", json=email(**{"from": "x@unverified.test"}, to="u@example.com")).status_code == 200
+    body = email(**{"from": "x@unverified.test"}, to="u@example.com")
+    assert client.post("/emails", json=body).status_code == 200
 
 
 def test_domain_restricted_key(client: TestClient) -> None:
     domain = client.post("/domains", json={"name": "mail.acme.dev"}).json()["id"]
-    key = client.post("/api-keys", json={"name": "k", "permission": "sending_access", "domain_id": domain}).json()
+    key = client.post("/api-keys", json={"name": "k", "permission": "sending_access",
+                                         "domain_id": domain}).json()
     headers = {"Authorization": f"Bearer {key['token']}"}
     assert client.post("/emails", json=email(), headers=headers).status_code == 200
     expect(client.post("/emails", json=email(**{"from": "x@other.dev"}), headers=headers), 403,
-           "validation_error", "This API key is restricted to send emails from the `mail.acme.dev` domain only.")
+           "validation_error",
+           "This API key is restricted to send emails from the `mail.acme.dev` domain only.")
     expect(client.get("/emails", headers=headers), 401, "restricted_api_key")
     assert client.post("/emails/batch", json=[email()], headers=headers).status_code == 200
 
@@ -185,7 +192,8 @@ def test_batch_rejects(client: TestClient, body: Any, headers: dict[str, str]) -
 
 def test_batch_strict_reports_first_failure(client: TestClient) -> None:
     body = [email(), email(to="nope"), email(subject=None)]
-    expect(client.post("/emails/batch", json=body), 422, "validation_error", f"Invalid `to` field. {ADDRESS_RULE}")
+    expect(client.post("/emails/batch", json=body), 422, "validation_error",
+           f"Invalid `to` field. {ADDRESS_RULE}")
     assert client.get("/emails").json()["data"] == []
 
 
@@ -233,7 +241,8 @@ def test_attachment_list_pagination_errors(client: TestClient, query: dict[str, 
 
 
 def test_reschedule_sent_email(client: TestClient) -> None:
-    expect(client.patch(f"/emails/{send(client)}", json={"scheduled_at": "in 1 hour"}), 422, "validation_error")
+    response = client.patch(f"/emails/{send(client)}", json={"scheduled_at": "in 1 hour"})
+    expect(response, 422, "validation_error")
 
 
 def test_reschedule_canceled_email(client: TestClient) -> None:
@@ -265,7 +274,8 @@ def test_cancel_twice(client: TestClient) -> None:
 
 @pytest.mark.parametrize("expires_in", ["49h", "3 days", "soon", 10, "0m"])
 def test_share_bad_expiry(client: TestClient, expires_in: Any) -> None:
-    expect(client.post(f"/emails/{send(client)}/share", json={"expires_in": expires_in}), 422, "validation_error")
+    response = client.post(f"/emails/{send(client)}/share", json={"expires_in": expires_in})
+    expect(response, 422, "validation_error")
 
 
 @pytest.mark.parametrize("query", [

@@ -72,7 +72,8 @@ def test_aliases_send_like_emails(client: TestClient) -> None:
 
 
 def test_display_name_and_string_recipients(client: TestClient) -> None:
-    email_id = send(client, **{"from": '"Acme, Inc." <hello@mail.acme.dev>'}, to="Jane Doe <jane@example.org>",
+    email_id = send(client, **{"from": '"Acme, Inc." <hello@mail.acme.dev>'},
+                    to="Jane Doe <jane@example.org>",
                     cc="x@example.org", bcc=["y@example.org", "z@example.org"], reply_to=["r@example.org"])
     got = client.get(f"/emails/{email_id}").json()
     assert got["from"] == '"Acme, Inc." <hello@mail.acme.dev>'
@@ -161,7 +162,8 @@ def test_attachments_three_encodings_path_and_inline(client: TestClient) -> None
     download = client.get(one["download_url"].replace("http://testserver", ""))
     assert download.status_code == 200 and download.content == data
     assert download.headers["content-type"] == "application/pdf"
-    tampered = client.get(one["download_url"].replace("http://testserver", "").replace("signature=", "signature=x"))
+    local_url = one["download_url"].replace("http://testserver", "")
+    tampered = client.get(local_url.replace("signature=", "signature=x"))
     assert tampered.status_code == 404
 
 
@@ -200,7 +202,8 @@ def test_sent_event_payload(client: TestClient) -> None:
     email_id = send(client, tags=[{"name": "category", "value": "receipt"}], headers={"X-Ref": "1"})
     assert recorder.data(email_id, "email.sent") == {
         "email_id": email_id, "created_at": "2026-05-14T09:00:00.000Z", "from": SENDER,
-        "to": ["delivered@resend.dev"], "subject": "Your receipt", "message_id": f"<{email_id}@mail.acme.dev>",
+        "to": ["delivered@resend.dev"], "subject": "Your receipt",
+        "message_id": f"<{email_id}@mail.acme.dev>",
         "tags": {"category": "receipt"}, "headers": [{"name": "X-Ref", "value": "1"}],
     }
 
@@ -235,3 +238,44 @@ def test_share_link_serves_email(client: TestClient) -> None:
 def test_share_default_without_body(client: TestClient) -> None:
     email_id = send(client)
     assert client.post(f"/emails/{email_id}/share").json()["id"] == email_id
+
+
+def _published_template(client: TestClient) -> str:
+    from tests.templates_helpers import order_template
+
+    created = client.post("/templates", json=order_template())
+    assert created.status_code == 201, created.text
+    template_id = str(created.json()["id"])
+    assert client.post(f"/templates/{template_id}/publish").status_code == 200
+    return template_id
+
+
+def test_template_send_uses_defaults_and_variables(client: TestClient) -> None:
+    template_id = _published_template(client)
+    recorder = Recorder(client)
+    body = {"to": "delivered@resend.dev",
+            "template": {"id": "order-confirmation", "variables": {"PRICE": 42}}}
+    response = client.post("/emails", json=body)
+    assert response.status_code == 200, response.text
+    got = client.get(f"/emails/{response.json()['id']}").json()
+    assert (got["from"], got["subject"]) == ("Acme Store <store@mail.acme.dev>", "Thanks for your order!")
+    assert got["html"] == "<p>Name: item</p><p>Total: 42</p>"
+    assert got["text"] == "Name: item\nTotal: 42"
+    assert recorder.data(got["id"], "email.sent")["template_id"] == template_id
+
+
+def test_template_send_lets_from_and_subject_override(client: TestClient) -> None:
+    _published_template(client)
+    body = {"from": SENDER, "subject": "Custom", "to": "delivered@resend.dev",
+            "template": {"id": "order-confirmation", "variables": {"PRODUCT": "Mug"}}}
+    got = client.get(f"/emails/{client.post('/emails', json=body).json()['id']}").json()
+    assert (got["from"], got["subject"]) == (SENDER, "Custom")
+    assert got["html"].startswith("<p>Name: Mug</p>")
+
+
+def test_unpublished_template_refused(client: TestClient) -> None:
+    from tests.templates_helpers import order_template
+
+    client.post("/templates", json=order_template())
+    response = client.post("/emails", json={"to": "a@example.org", "template": {"id": "order-confirmation"}})
+    assert (response.status_code, response.json()["name"]) == (422, "validation_error")

@@ -164,7 +164,9 @@ def test_eml_download_is_the_rendered_message(client: TestClient) -> None:
     response = client.get(f"{OUTBOX}/{email_id}.eml")
     assert response.status_code == 200
     assert response.headers["content-type"] == "message/rfc822"
-    assert response.headers["content-disposition"] == f'attachment; filename="{email_id}.eml"'
+    assert response.headers["content-disposition"] == (
+        f"attachment; filename=\"{email_id}.eml\"; filename*=UTF-8''{email_id}.eml")
+    assert response.headers["content-security-policy"].endswith("sandbox")
     parsed = email.message_from_bytes(response.content, policy=policy.default)
     assert parsed["Subject"] == "Grüße"
     assert parsed["Message-ID"] == client.get(f"/emails/{email_id}").json()["message_id"]
@@ -180,7 +182,9 @@ def test_attachment_download(client: TestClient) -> None:
     response = client.get(attachment["download_url"])
     assert response.content == b"%PDF-1.4"
     assert response.headers["content-type"] == "application/pdf"
-    assert response.headers["content-disposition"] == "attachment; filename*=UTF-8''R%C3%A9sum%C3%A9.pdf"
+    assert response.headers["content-disposition"] == (
+        "attachment; filename=\"R_sum_.pdf\"; filename*=UTF-8''R%C3%A9sum%C3%A9.pdf")
+    assert response.headers["x-content-type-options"] == "nosniff"
     outbox_error(client.get(f"{OUTBOX}/{email_id}/attachments/nope"), 404, "not_found")
 
 

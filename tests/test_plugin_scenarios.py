@@ -54,6 +54,15 @@ def test_a_broken_seed_file_stops_the_start_with_one_line(tmp_path: Path) -> Non
     assert "Traceback" not in run.stderr
 
 
+def test_a_seed_the_services_refuse_stops_the_start(tmp_path: Path) -> None:
+    refused = tmp_path / "refused.json"
+    refused.write_text('{"templates": [{"name": "no html"}]}')
+    run = subprocess.run([sys.executable, "-m", "emulator", "--port", "0", "--no-smtp", "--seed-file",
+                          str(refused)], capture_output=True, text=True, timeout=60, check=False)
+    assert run.returncode != 0
+    assert "Missing `html` field." in run.stderr
+
+
 def test_scenario_route_returns_what_it_made(client: TestClient) -> None:
     made = load(client, {"scenario": {
         "domains": [{"name": "shop.dev", "status": "not_started"}],

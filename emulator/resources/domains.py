@@ -1,4 +1,4 @@
-"""Domains: records, regions, capabilities, tracking, verification, claims. Reference: reference/domains.md."""
+"""Domains: records, regions, capabilities, tracking, verification, claims (reference/domains.md)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from starlette.routing import Route
 
 from emulator import errors, validate
 from emulator.clock import from_db, iso_z, pg_timestamp
-from emulator.errors import ApiError, invalid, not_found
-from emulator.events import emit
 from emulator.config import DEFAULT_ACCOUNT
 from emulator.control import body_of
+from emulator.errors import ApiError, invalid, not_found
+from emulator.events import emit
 from emulator.http import ApiRequest, Op, Reply, json_response
 from emulator.jobs import schedule
 from emulator.pages import fetch_page, list_body, parse_page
@@ -366,7 +366,7 @@ async def get_claim(tx: Tx, domain_id: str) -> dict[str, Any]:
 
 
 async def verify_claim(tx: Tx, domain_id: str) -> dict[str, Any]:
-    """The emulator accepts the DNS proof at once: the domain leaves its other owner and the claim completes."""
+    """The DNS proof is accepted at once: the domain leaves its other owner and the claim completes."""
     claim = await _latest_claim(tx, domain_id)
     if claim["status"] == "pending":
         others = await tx.all("SELECT * FROM domains WHERE name = ? AND id != ?", (claim["name"], domain_id))

@@ -9,16 +9,11 @@ an opaque-origin document that cannot run script. Remote images, fonts and style
 from __future__ import annotations
 
 import re
-from urllib.parse import quote
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 SANDBOX = "allow-popups allow-popups-to-escape-sandbox"
-# Raster formats a browser renders without running anything; SVG and HTML are always downloads.
-INLINE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif",
-                          "image/bmp", "image/x-icon", "image/vnd.microsoft.icon"})
-FILE_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; sandbox"
 
 _CID = re.compile(r"""cid:([^"'\s)>]+)""", re.IGNORECASE)
 _REMOTE = re.compile(
@@ -77,21 +72,5 @@ def frame_response(request: Request, html: str, remote: bool, status: int = 200)
         "Content-Security-Policy": frame_csp(origin_of(request), remote),
         "X-Content-Type-Options": "nosniff",
         "Referrer-Policy": "no-referrer",
-        "Cache-Control": "no-store",
-    })
-
-
-def disposition(kind: str, filename: str) -> str:
-    ascii_name = re.sub(r'[^A-Za-z0-9._ -]', "_", filename) or "file"
-    return f"{kind}; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(filename, safe='')}"
-
-
-def file_response(content: bytes, content_type: str, filename: str, inline: bool) -> Response:
-    kind = "inline" if inline and content_type.lower() in INLINE_TYPES else "attachment"
-    media = content_type or "application/octet-stream"
-    return Response(content, media_type=media, headers={
-        "Content-Disposition": disposition(kind, filename),
-        "Content-Security-Policy": FILE_CSP,
-        "X-Content-Type-Options": "nosniff",
         "Cache-Control": "no-store",
     })

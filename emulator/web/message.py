@@ -10,8 +10,9 @@ from email.parser import BytesHeaderParser
 from typing import TYPE_CHECKING, Any
 
 from emulator import outbox
+from emulator.downloads import INLINE_TYPES
 from emulator.resources.emails import email_eml
-from emulator.web.frame import INLINE_TYPES, remote_count, rewrite_cids
+from emulator.web.frame import remote_count, rewrite_cids
 from emulator.web.listing import SENT, Box
 
 if TYPE_CHECKING:

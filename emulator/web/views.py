@@ -11,11 +11,12 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from emulator.config import DEFAULT_ACCOUNT
+from emulator.downloads import file_response
 from emulator.errors import ApiError
 from emulator.http import json_response
 from emulator.outbox import STATUSES
 from emulator.web import activity, sse
-from emulator.web.frame import file_response, frame_response, origin_of
+from emulator.web.frame import frame_response, origin_of
 from emulator.web.listing import RECEIVED, SENT, Box, list_page, parse_filters
 from emulator.web.message import attachment_row, attachments_of, framed_html, message_row, raw_of, view_model
 from emulator.web.render import HERE, UI, UI_HEADERS, not_found, page, redirect, render

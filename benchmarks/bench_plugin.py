@@ -1,0 +1,166 @@
+"""The pytest plugin's costs: first-test ready time, per-test reset, snapshot restore of 10 000 emails.
+
+1. Ready time: a fresh Python process imports the plugin's server, starts it (HTTP + SMTP, free ports)
+   and answers a first request — what a session pays before its first test. Measured cold (imports
+   included) in a subprocess, and warm (a second server in the same process).
+2. Reset: the plugin restores an in-memory baseline before every test. The baseline here holds data in
+   every table of the schema (emails, attachments, events, jobs, domains, claims, keys, templates,
+   webhooks, deliveries, logs, received mail, ...: 18 today); each round dirties the state, then resets.
+   Compared in the same run with the kernel's `DELETE FROM` reset (which empties, so no seed survives)
+   and with the HTTP `POST /_emulator/reset` round trip. Times include the hop onto the server's thread.
+3. Snapshot: 10 000 emails saved to a file, then restored into the live server (mean of 5).
+"""
+
+from __future__ import annotations
+
+import base64
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from emulator.testing import EmulatorServer
+from emulator.testing_receiver import WebhookReceiver
+
+COLD_START = """
+import time
+started = time.perf_counter()
+from emulator.testing import EmulatorServer
+server = EmulatorServer().start()
+print((time.perf_counter() - started) * 1000)
+server.stop()
+"""
+RESET_ROUNDS = 300
+SNAPSHOT_EMAILS = 10_000
+MAIL = {"from": "Acme <hello@acme.dev>", "to": ["delivered@resend.dev"], "subject": "Bench",
+        "html": "<p>Hello</p>"}
+
+
+def cold_start_ms() -> float:
+    run = subprocess.run([sys.executable, "-c", COLD_START], capture_output=True, text=True, check=True)
+    return float(run.stdout.strip().splitlines()[-1])
+
+
+def warm_start_ms() -> float:
+    started = time.perf_counter()
+    server = EmulatorServer().start()
+    elapsed = (time.perf_counter() - started) * 1000
+    server.stop()
+    return elapsed
+
+
+def populate(server: EmulatorServer, receiver: WebhookReceiver) -> None:
+    """Fill the tables through the real surfaces: API, SMTP, inbound mail, webhooks, scenarios."""
+    server.load_scenario("basic")
+    server.webhooks.register(receiver.url)
+    pdf = base64.b64encode(b"%PDF-1.4 bench").decode()
+    for index in range(20):
+        server.request("POST", "/emails", {**MAIL, "attachments": [{"filename": "a.pdf", "content": pdf}],
+                                           "tags": [{"name": "n", "value": str(index)}]})
+    server.request("POST", "/emails/batch", [MAIL, {**MAIL, "to": ["bounced@resend.dev"]}])
+    domain = server.request("GET", "/domains")["data"][0]["id"]
+    server.request("POST", "/domains/claim", {"name": "claimed.dev"})
+    server.request("POST", f"/domains/{domain}/verify")
+    inbox = server.request("GET", "/_emulator/inbound/address")["domain"]
+    server.request("POST", "/_emulator/inbound", {
+        "from": "grace@hopper.dev", "to": [f"support@{inbox}"], "subject": "Help", "text": "Hi",
+        "attachments": [{"filename": "b.pdf", "content": pdf}]})
+    server.request("POST", "/emails", {**MAIL, "scheduled_at": "in 20 days"})
+    with server.smtp() as session:
+        session.sendmail("robot@acme.dev", ["delivered@resend.dev"], b"Subject: smtp\r\n\r\nbody\r\n")
+    server._transport.http.post("/emails", json=MAIL, headers={
+        "Authorization": f"Bearer {server.api_key}", "Idempotency-Key": "bench-1"})
+    server.clock.advance(seconds=10)
+    server.webhooks.flush()
+
+
+def tables_with_data(server: EmulatorServer) -> list[str]:
+    async def count() -> list[str]:
+        async with server.emu.transaction() as tx:
+            return [table for table in server.emu.db.tables
+                    if await tx.one(f"SELECT 1 FROM {table} LIMIT 1")]
+    return server.call(count())
+
+
+def per_reset_us(reset: Any, dirty: Any) -> float:
+    samples = []
+    for _ in range(RESET_ROUNDS):
+        dirty()
+        started = time.perf_counter()
+        reset()
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples) * 1e6
+
+
+def reset_figures() -> None:
+    with WebhookReceiver() as receiver, EmulatorServer() as server:
+        populate(server, receiver)
+        filled = tables_with_data(server)
+        server.mark_baseline()
+
+        def dirty() -> None:
+            server.request("POST", "/emails", MAIL)
+
+        def quiet_write() -> None:
+            server.request("PATCH", f"/api-keys/{key_id}", {"name": "renamed"})
+
+        key_id = server.request("GET", "/api-keys")["data"][0]["id"]
+        plugin = per_reset_us(server.reset, dirty)
+        quiet = per_reset_us(server.reset, quiet_write)
+        kernel = per_reset_us(lambda: server.call(server.emu.reset()), dirty)
+        http = per_reset_us(lambda: server._transport.call("POST", "/_emulator/reset"), dirty)
+    print(f"per-test reset, all {len(filled)} tables holding data: {plugin:6.0f} µs"
+          " (plugin: baseline restore, after a send whose webhook delivery is in flight)")
+    print(f"  same, after a write that starts no job:        {quiet:8.0f} µs")
+    print(f"  kernel DELETE-based reset (empties, no seed):   {kernel:8.0f} µs  ratio {plugin / kernel:.2f}")
+    print(f"  HTTP POST /_emulator/reset round trip:          {http:8.0f} µs  ratio {plugin / http:.2f}")
+
+
+def snapshot_figures() -> None:
+    from emulator.resources.emails import send_email
+    from emulator.snapshots import restore, save
+
+    with EmulatorServer(smtp=False, clock="frozen") as server, tempfile.TemporaryDirectory() as folder:
+        async def fill() -> None:
+            emu = server.emu
+            credential = emu.state["keyring"].by_token[server.api_key]
+            for start in range(0, SNAPSHOT_EMAILS, 200):
+                async with emu.transaction(credential.account) as tx:
+                    for index in range(start, start + 200):
+                        await send_email(tx, {**MAIL, "subject": f"Bench {index}"}, credential)
+
+        started = time.perf_counter()
+        server.call(fill(), timeout=600)
+        filled_s = time.perf_counter() - started
+        path = str(Path(folder) / "snapshot.db")
+        started = time.perf_counter()
+        report = server.call(save(server.emu, path))
+        save_ms = (time.perf_counter() - started) * 1000
+        samples = []
+        for _ in range(5):
+            started = time.perf_counter()
+            server.call(restore(server.emu, path))
+            samples.append((time.perf_counter() - started) * 1000)
+        emails = server.request("GET", "/emails", limit=1)
+    restore_ms = statistics.mean(samples)
+    size_mb = report["bytes"] / 1e6
+    print(f"snapshot of {SNAPSHOT_EMAILS} emails ({size_mb:.1f} MB, filled in {filled_s:.1f} s):"
+          f" save {save_ms:.0f} ms, restore {restore_ms:.0f} ms"
+          f" ({restore_ms * 1000 / SNAPSHOT_EMAILS:.1f} µs per email)")
+    assert emails["data"][0]["subject"] == f"Bench {SNAPSHOT_EMAILS - 1}"
+
+
+def main() -> None:
+    cold = statistics.median([cold_start_ms() for _ in range(3)])
+    warm = statistics.median([warm_start_ms() for _ in range(3)])
+    print(f"first-test ready time: {cold:.0f} ms cold (new process, imports included),"
+          f" {warm:.0f} ms warm (server start only); warm/cold {warm / cold:.2f}")
+    reset_figures()
+    snapshot_figures()
+
+
+if __name__ == "__main__":
+    main()
