@@ -26,8 +26,17 @@ class Emulator:
         self.jobs = JobRunner(self)
         # Per-feature in-memory state (key ring, idempotency in flight, faults) registers here.
         self.state: dict[str, Any] = {}
-        self.reset_hooks: list[ResetHook] = []
+        # Small read-mostly facts consulted on every event (webhook subscriptions, receiving domains),
+        # dropped whenever their tables change, on reset and on snapshot restore.
+        self.cache: dict[str, Any] = {}
+        self.reset_hooks: list[ResetHook] = [self._clear_cache]
         self.clock.on_change(self.jobs.wake)
+
+    async def _clear_cache(self, _: Emulator) -> None:
+        self.cache.clear()
+
+    def invalidate(self, name: str) -> None:
+        self.cache.pop(name, None)
 
     async def open(self, ddl: list[str]) -> None:
         await self.db.open(ddl)

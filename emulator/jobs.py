@@ -13,7 +13,7 @@ import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from emulator.clock import from_db, to_db
@@ -49,7 +49,8 @@ async def schedule(tx: Tx, kind: str, due_at: datetime, payload: dict[str, Any])
         "account": tx.account, "kind": kind, "due_at": to_db(due_at),
         "payload": json.dumps(payload, separators=(",", ":")),
     })
-    tx.after_commit(tx.emu.jobs.wake)
+    runner = tx.emu.jobs
+    tx.after_commit(lambda: runner.wake_for(due_at))
 
 
 class JobRunner:
@@ -66,6 +67,10 @@ class JobRunner:
         self._running: set[asyncio.Task[None]] = set()
         self._slots = asyncio.Semaphore(MAX_PARALLEL)
         self._pass_lock = asyncio.Lock()
+        # When the sleeping runner will look again on its own; None while it is awake or sleeps
+        # with nothing to wait for. Lets `wake_for` skip the wake (a whole pass) when a new job
+        # falls due later than that anyway, e.g. each send's delivery job.
+        self._sleep_until: datetime | None = None
 
     def handler(self, kind: str, fn: Handler) -> None:
         self.handlers[kind] = fn
@@ -74,6 +79,15 @@ class JobRunner:
         self.tx_handlers[kind] = fn
 
     def wake(self) -> None:
+        self._wake.set()
+
+    def wake_for(self, due_at: datetime) -> None:
+        """Wake the runner for a job due at `due_at`, unless it will look by then anyway."""
+        if self.emu.clock.mode == "frozen":
+            if due_at > self.emu.clock.now():
+                return  # only a clock change can make it due, and that wakes the runner
+        elif self._sleep_until is not None and due_at >= self._sleep_until:
+            return
         self._wake.set()
 
     async def start(self) -> None:
@@ -91,6 +105,7 @@ class JobRunner:
     async def _loop(self) -> None:
         while True:
             self._wake.clear()
+            self._sleep_until = None
             try:
                 done, next_due = await self._pass()
             except Exception:  # never let the runner die; try again on the next wake
@@ -98,6 +113,8 @@ class JobRunner:
                 done, next_due = 0, None
             if done >= BATCH:
                 continue
+            if next_due is not None:
+                self._sleep_until = self.emu.clock.now() + timedelta(seconds=next_due)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=next_due)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import os
 import smtplib
 import ssl
@@ -241,8 +242,11 @@ class EmulatorServer(EmulatorClient):
             ready.set()
 
     def _await_ready(self, ready: threading.Event) -> None:
-        if not ready.wait(START_TIMEOUT) or self._failure is not None or self._loop is None:
-            raise RuntimeError(f"resend-emulator did not start: {self._failure!r}")
+        with _startup_errors() as seen:
+            started = ready.wait(START_TIMEOUT)
+        if not started or self._failure is not None or self._loop is None:
+            reason = seen[-1] if seen else (self._failure or "no answer in time")
+            raise RuntimeError(f"resend-emulator did not start: {reason}")
         self._transport.close()
         self._transport = Transport(self.url, self.api_key)
         for part in (self.outbox, self.clock, self.faults, self.webhooks):
@@ -287,6 +291,27 @@ class EmulatorServer(EmulatorClient):
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+@contextmanager
+def _startup_errors() -> Iterator[list[str]]:
+    """Collect the exceptions uvicorn logs (and swallows) when the app's startup fails."""
+    seen: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.exc_info and record.exc_info[1] is not None:
+                seen.append(f"{type(record.exc_info[1]).__name__}: {record.exc_info[1]}")
+            elif record.getMessage().startswith("Traceback"):  # the lifespan logs the formatted text
+                seen.append(record.getMessage().strip().splitlines()[-1])
+
+    handler = Collect(logging.ERROR)
+    logger = logging.getLogger("uvicorn.error")
+    logger.addHandler(handler)
+    try:
+        yield seen
+    finally:
+        logger.removeHandler(handler)
 
 
 def _uvicorn_server(app: Any) -> uvicorn.Server:

@@ -66,12 +66,27 @@ def envelope(event: Event) -> str:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
 
+CACHE = "webhooks"
+
+
 async def subscribers(tx: Tx, event_type: str) -> list[str]:
-    rows = await tx.all(
-        "SELECT id, events FROM webhooks WHERE account = ? AND status = 'enabled' ORDER BY seq",
-        (tx.account,),
-    )
-    return [row["id"] for row in rows if event_type in json.loads(row["events"])]
+    # Every event asks this; the enabled webhooks of all accounts are read once and cached until a
+    # webhook changes (see `changed`), so most events cost no database trip here.
+    enabled = tx.emu.cache.get(CACHE)
+    if enabled is None:
+        rows = await tx.all("SELECT id, account, events FROM webhooks WHERE status = 'enabled' ORDER BY seq")
+        enabled = tx.emu.cache[CACHE] = [
+            (row["account"], row["id"], set(json.loads(row["events"]))) for row in rows
+        ]
+    return [hook_id for account, hook_id, events in enabled
+            if account == tx.account and event_type in events]
+
+
+def subscriptions_changed(tx: Tx) -> None:
+    """Call in any transaction that writes the webhooks table (the cache is dropped now and at commit)."""
+    emu = tx.emu
+    emu.invalidate(CACHE)
+    tx.after_commit(lambda: emu.invalidate(CACHE))
 
 
 async def fan_out(tx: Tx, event: Event) -> None:

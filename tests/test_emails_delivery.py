@@ -183,7 +183,7 @@ def test_batch_of_101_refused(client: TestClient) -> None:
 def test_batch_emails_start_queued_then_go_out(client: TestClient) -> None:
     recorder = Recorder(client)
     emu = client.app.state.emu  # type: ignore[attr-defined]
-    emu.jobs.wake = lambda: None  # hold the runner so the queued state can be observed
+    emu.jobs.wake_for = lambda due_at: None  # hold the runner so the queued state can be observed
     ids = [item["id"] for item in client.post("/emails/batch", json=[email(), email()]).json()["data"]]
     assert [last_event(client, i) for i in ids] == ["queued", "queued"]
     assert client.post("/_emulator/flush").status_code == 200

@@ -201,6 +201,7 @@ async def _insert_domain(tx: Tx, name: str, body: dict[str, Any], capabilities: 
     }
     row["records"] = json.dumps(build_records(row, "not_started"))
     await tx.insert("domains", row)
+    _changed(tx)
     await emit(tx, "domain.created", event_data(row), subject_id=row["id"])
     return row
 
@@ -250,6 +251,7 @@ async def update_domain(tx: Tx, domain_id: str, body: dict[str, Any]) -> dict[st
         record["status"] = old.get((record["record"], record["type"], record["name"]), "not_started")
     changes["records"] = json.dumps(records)
     await tx.update("domains", domain_id, changes)
+    _changed(tx)
     row["records"] = changes["records"]
     await emit(tx, "domain.updated", event_data(row), subject_id=domain_id)
     return {"object": "domain", "id": domain_id}
@@ -258,6 +260,7 @@ async def update_domain(tx: Tx, domain_id: str, body: dict[str, Any]) -> dict[st
 async def delete_domain(tx: Tx, domain_id: str) -> dict[str, Any]:
     row = await get_domain_row(tx, domain_id)
     await tx.run("DELETE FROM domains WHERE id = ?", (domain_id,))
+    _changed(tx)
     await tx.run("UPDATE domain_claims SET status = 'canceled' WHERE domain_id = ? AND status = 'pending'",
                  (domain_id,))
     await emit(tx, "domain.deleted", event_data(row), subject_id=domain_id)
@@ -270,6 +273,7 @@ async def _set_status(tx: Tx, row: Row, status: str, record_status: str) -> None
         record["status"] = record_status
     row.update(status=status, records=json.dumps(records))
     await tx.update("domains", row["id"], {"status": status, "records": row["records"]})
+    _changed(tx)
     await emit(tx, "domain.updated", event_data(row), subject_id=row["id"])
 
 
@@ -299,6 +303,31 @@ async def set_verify_outcome(tx: Tx, domain_id: str, outcome: str) -> None:
         raise invalid(f"`outcome` must be one of: {', '.join(OUTCOMES)}.")
     await get_domain_row(tx, domain_id)
     await tx.update("domains", domain_id, {"verify_outcome": outcome})
+
+
+CACHE = "receiving_domains"
+
+
+def _changed(tx: Tx) -> None:
+    """Call in any transaction that writes the domains table (drops the receiving-route cache)."""
+    emu = tx.emu
+    emu.invalidate(CACHE)
+    tx.after_commit(lambda: emu.invalidate(CACHE))
+
+
+async def receiving_domains(tx: Tx) -> dict[str, str]:
+    """Domain name → owning account, for every domain that receives mail (any account).
+
+    Every sent email asks this (mail to a receiving address loops back in), so it is cached until a
+    domain changes. Unverified domains receive too unless --strict-domains asks for realism.
+    """
+    routes = tx.emu.cache.get(CACHE)
+    if routes is None:
+        status = " AND status = 'verified'" if tx.emu.settings.strict_domains else ""
+        rows = await tx.all(f"SELECT name, account FROM domains WHERE receiving = 'enabled'{status}"
+                            " ORDER BY seq DESC")
+        routes = tx.emu.cache[CACHE] = {row["name"]: row["account"] for row in rows}
+    return routes  # type: ignore[no-any-return]
 
 
 async def verified_domain(tx: Tx, name: str) -> Row | None:
@@ -372,6 +401,7 @@ async def verify_claim(tx: Tx, domain_id: str) -> dict[str, Any]:
         others = await tx.all("SELECT * FROM domains WHERE name = ? AND id != ?", (claim["name"], domain_id))
         for other in others:
             await tx.run("DELETE FROM domains WHERE id = ?", (other["id"],))
+            _changed(tx)
         claim["status"] = "completed"
         await tx.update("domain_claims", claim["id"], {"status": "completed"})
     return claim_body(claim)

@@ -20,7 +20,7 @@ from emulator.errors import ApiError, invalid, missing_field, not_found
 from emulator.events import emit
 from emulator.http import ApiRequest, Op
 from emulator.jobs import schedule
-from emulator.mime import MimeAttachment, OutgoingMessage, html_to_text, message_id_for, render_message
+from emulator.mime import MimeAttachment, OutgoingMessage, html_to_text, render_message
 from emulator.pages import UUID, fetch_page, list_body, parse_page
 
 if TYPE_CHECKING:
@@ -29,9 +29,10 @@ if TYPE_CHECKING:
 
 TABLES = [
     # JSON columns: to_addrs (list), cc/bcc/reply_to (list or NULL when never given), headers (object or
-    # NULL), tags (list of {name, value} or NULL). `text` NULL with `html` set means the sender opted out
-    # of a text part. `eml` is the RFC 5322 message, rendered on first use and kept (see `email_eml`):
-    # rendering costs milliseconds, ten times a whole send, so it stays out of the send path.
+    # NULL), tags (list of {name, value} or NULL). `text_auto` = 1: `text` is still to be generated from
+    # `html` (see `email_text`); `text` NULL with `text_auto` = 0 beside an HTML body is the sender's
+    # opt-out. `eml` is the RFC 5322 message, rendered on first use and kept (see `email_eml`). Both are
+    # deferred because they cost more than the whole rest of a send.
     """CREATE TABLE IF NOT EXISTS emails (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
         id TEXT NOT NULL UNIQUE,
@@ -46,6 +47,7 @@ TABLES = [
         subject TEXT NOT NULL,
         html TEXT,
         text TEXT,
+        text_auto INTEGER NOT NULL DEFAULT 0,
         headers TEXT,
         tags TEXT,
         scheduled_at TEXT,
@@ -110,6 +112,13 @@ def list_item(row: Row) -> dict[str, Any]:
     return item
 
 
+def email_text(row: Row) -> str | None:
+    """The text part: as sent, or generated from the HTML when the sender gave none."""
+    if row["text_auto"] and row["html"] is not None:
+        return html_to_text(row["html"])
+    return row["text"]  # type: ignore[no-any-return]
+
+
 def serialize_email(row: Row) -> dict[str, Any]:
     """GET /emails/{id}: the list fields plus `object`, `html`, `text` and `tags`."""
     item = list_item(row)
@@ -117,7 +126,7 @@ def serialize_email(row: Row) -> dict[str, Any]:
     for key, value in item.items():
         body[key] = value
         if key == "subject":
-            body["html"], body["text"] = row["html"], row["text"]
+            body["html"], body["text"] = row["html"], email_text(row)
     # [rec] `[]` rather than null when the email has no tags, so clients can always iterate.
     body["tags"] = _loads(row["tags"]) or []
     return body
@@ -223,20 +232,19 @@ async def store(tx: Tx, draft: EmailDraft, template_id: str | None, credential: 
     """Insert the email and start its life: scheduled, queued (batch) or sent at once."""
     assert draft.from_ is not None and draft.subject is not None
     email_id = tx.new_id()
-    text = draft.text
-    if text is None and draft.html is not None:
-        text = html_to_text(draft.html)
     scheduled = draft.scheduled_at is not None and draft.scheduled_at > tx.now
     row: Row = {
         "id": email_id, "account": tx.account, "key_id": credential.key_id if credential else None,
         "source": source, "from_addr": draft.from_, "to_addrs": _dumps(draft.to),
         "cc": _dumps(draft.cc), "bcc": _dumps(draft.bcc), "reply_to": _dumps(draft.reply_to),
-        "subject": draft.subject, "html": draft.html, "text": text or None,
+        "subject": draft.subject, "html": draft.html, "text": draft.text or None,
+        "text_auto": int(draft.text is None and draft.html is not None),
         "headers": _dumps(draft.headers), "tags": _dumps(draft.tags),
         "scheduled_at": to_db(draft.scheduled_at) if draft.scheduled_at else None,
         "last_event": "scheduled" if scheduled else ("queued" if queued else "sent"),
         "template_id": template_id, "topic_id": draft.topic_id, "broadcast_id": None,
-        "message_id": message_id_for(email_id, draft.from_), "eml": None, "created_at": tx.now_db,
+        # `<id@sender-domain>`, as mime.message_id_for makes it (the address is already validated).
+        "message_id": f"<{email_id}@{domain_of(draft.from_)}>", "eml": None, "created_at": tx.now_db,
     }
     await tx.insert("emails", row)
     for attachment in draft.attachments:
@@ -253,12 +261,12 @@ async def store(tx: Tx, draft: EmailDraft, template_id: str | None, credential: 
 
 async def _start(tx: Tx, row: Row, scheduled: bool, queued: bool) -> None:
     if scheduled:
-        await emit(tx, "email.scheduled", delivery_sim.event_data(row), subject_id=row["id"])
+        await emit(tx, "email.scheduled", delivery_sim.event_data(row, created=tx.now), subject_id=row["id"])
         await schedule(tx, delivery_sim.SEND_JOB, from_db(row["scheduled_at"]), {"email_id": row["id"]})
     elif queued:
         await schedule(tx, delivery_sim.SEND_JOB, tx.now, {"email_id": row["id"]})
     else:
-        await emit(tx, "email.sent", delivery_sim.event_data(row), subject_id=row["id"])
+        await emit(tx, "email.sent", delivery_sim.event_data(row, created=tx.now), subject_id=row["id"])
         await schedule(tx, delivery_sim.OUTCOME_JOB, tx.now + delivery_sim.DELIVERY_DELAY,
                        {"email_id": row["id"]})
 
@@ -342,9 +350,14 @@ async def cancel(tx: Tx, email_id: str) -> dict[str, Any]:
 
 
 async def email_eml(tx: Tx, row: Row) -> bytes:
-    """The email's RFC 5322 message; rendered once, on first use, then read from the row."""
+    """The email's RFC 5322 message; rendered once, on first use, then read from the row.
+
+    Fills in a generated text part on the way (stored, and in `row`), so readers of `row["text"]`
+    after this call see it."""
     if row["eml"] is not None:
         return bytes(row["eml"])
+    if row["text_auto"]:
+        row["text"], row["text_auto"] = email_text(row), 0
     parts = await tx.all("SELECT * FROM email_attachments WHERE email_id = ? AND account = ? ORDER BY seq",
                          (row["id"], tx.account))
     raw = render_message(OutgoingMessage(
@@ -357,7 +370,8 @@ async def email_eml(tx: Tx, row: Row) -> bytes:
         attachments=[MimeAttachment(bytes(p["content"]), p["filename"], p["content_type"], p["content_id"])
                      for p in parts],
     ))
-    await tx.run("UPDATE emails SET eml = ? WHERE id = ? AND account = ?", (raw, row["id"], tx.account))
+    tx.queue("UPDATE emails SET eml = ?, text = ?, text_auto = 0 WHERE id = ? AND account = ?",
+             (raw, row["text"], row["id"], tx.account))
     row["eml"] = raw
     return raw
 

@@ -24,6 +24,7 @@ from emulator.events import emit
 from emulator.http import ApiRequest, Op
 from emulator.mime_intake import Parsed, bare, parse
 from emulator.pages import UUID, fetch_page, list_body, parse_page
+from emulator.resources.domains import receiving_domains
 
 if TYPE_CHECKING:
     from emulator.context import Emulator
@@ -87,11 +88,7 @@ async def _account_of(tx: Tx, domain: str) -> str | None:
             if managed_domain(row["id"]) == domain:
                 return str(row["id"])
         return None
-    # Unverified domains receive unless --strict-domains (the sending rule's switch) asks for realism.
-    status = " AND status = 'verified'" if tx.emu.settings.strict_domains else ""
-    found = await tx.one(f"SELECT account FROM domains WHERE name = ? AND receiving = 'enabled'{status}"
-                         " ORDER BY seq LIMIT 1", (domain,))
-    return str(found["account"]) if found else None
+    return (await receiving_domains(tx)).get(domain)
 
 
 async def route(tx: Tx, recipients: Sequence[str]) -> dict[str, list[str]]:

@@ -17,7 +17,13 @@ from emulator.errors import ApiError, invalid, not_found
 from emulator.http import ApiRequest, Op
 from emulator.jobs import schedule
 from emulator.pages import UUID, Page, fetch_page, list_body, parse_page
-from emulator.webhook_catalog import DELIVER_JOB, EVENT_TYPES, fan_out, message_payload
+from emulator.webhook_catalog import (
+    DELIVER_JOB,
+    EVENT_TYPES,
+    fan_out,
+    message_payload,
+    subscriptions_changed,
+)
 
 if TYPE_CHECKING:
     from emulator.context import Emulator
@@ -165,6 +171,7 @@ async def create_webhook(tx: Tx, body: dict[str, Any]) -> dict[str, Any]:
         "previous_secret": None, "previous_until": None, "created_at": tx.now_db,
     }
     await tx.insert("webhooks", row)
+    subscriptions_changed(tx)
     return {"object": "webhook", "id": row["id"], "signing_secret": row["secret"]}
 
 
@@ -193,6 +200,7 @@ async def update_webhook(tx: Tx, webhook_id: str, body: dict[str, Any]) -> dict[
     if status is not None:
         changes["status"] = status
     await tx.update("webhooks", webhook_id, changes)
+    subscriptions_changed(tx)
     return {"object": "webhook", "id": webhook_id}
 
 
@@ -203,6 +211,7 @@ async def delete_webhook(tx: Tx, webhook_id: str) -> dict[str, Any]:
                           ("webhooks", "id")):
         await tx.run(f"DELETE FROM {table} WHERE {column} = ? AND account = ?",
                      (webhook_id, tx.account))
+    subscriptions_changed(tx)
     return {"object": "webhook", "id": webhook_id, "deleted": True}
 
 

@@ -1,0 +1,110 @@
+"""EmulatorServer / EmulatorClient: the handle used by the plugin, unittest suites and scripts."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from email.message import EmailMessage
+from pathlib import Path
+
+import pytest
+import resend
+
+from emulator.testing import EmulatorClient, EmulatorError, EmulatorServer
+
+MAIL = {"from": "Acme <hello@acme.dev>", "to": ["ada@lovelace.dev"], "subject": "Hi", "text": "Hello"}
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[EmulatorServer]:
+    with EmulatorServer(clock="frozen", api_keys=["re_handle_key"]) as running:
+        yield running
+
+
+@pytest.fixture
+def fresh(server: EmulatorServer) -> EmulatorServer:
+    server.reset()
+    return server
+
+
+def test_start_returns_a_serving_server_with_smtp(fresh: EmulatorServer) -> None:
+    assert fresh.url.startswith("http://127.0.0.1:")
+    assert fresh.health()["status"] == "ok"
+    assert fresh.api_key == "re_handle_key"
+    assert fresh.smtp_host == "127.0.0.1"
+    assert fresh.smtp_port and fresh.smtps_port and fresh.smtp_port != fresh.smtps_port
+
+
+def test_patch_env_sets_and_restores_the_variables_and_the_sdk(fresh: EmulatorServer,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RESEND_API_KEY", "re_outer")
+    monkeypatch.delenv("RESEND_BASE_URL", raising=False)
+    outer_url = resend.api_url
+    with fresh.patch_env() as values:
+        assert values == fresh.env()
+        assert os.environ["RESEND_BASE_URL"] == os.environ["RESEND_API_URL"] == fresh.url
+        assert (resend.api_url, resend.api_key) == (fresh.url, "re_handle_key")
+        assert resend.Emails.send(MAIL)["id"]  # type: ignore[arg-type]
+    assert os.environ["RESEND_API_KEY"] == "re_outer"
+    assert "RESEND_BASE_URL" not in os.environ
+    assert resend.api_url == outer_url
+
+
+def test_reset_returns_to_the_baseline_and_mark_baseline_moves_it(fresh: EmulatorServer) -> None:
+    fresh.request("POST", "/domains", {"name": "kept.dev"})
+    fresh.mark_baseline()
+    fresh.request("POST", "/domains", {"name": "dropped.dev"})
+    fresh.clock.advance(days=2)
+    clock = fresh.clock.now()
+    fresh.reset()
+    assert [d["name"] for d in fresh.request("GET", "/domains")["data"]] == ["kept.dev"]
+    assert fresh.clock.now() != clock
+    fresh.request("DELETE", f"/domains/{fresh.request('GET', '/domains')['data'][0]['id']}")
+    fresh.mark_baseline()  # back to an empty baseline for the other tests of the module
+
+
+def test_smtp_helper_logs_in_and_mail_reaches_the_outbox(fresh: EmulatorServer) -> None:
+    message = EmailMessage()
+    message["From"], message["To"], message["Subject"] = "hello@acme.dev", "grace@hopper.dev", "Over SMTP"
+    message.set_content("plain")
+    with fresh.smtp() as session:
+        session.send_message(message)
+    assert fresh.outbox.wait_for(to="grace@hopper.dev")["subject"] == "Over SMTP"
+    with fresh.smtp(implicit_tls=True) as session:
+        session.send_message(message)
+    assert len(fresh.outbox.list(to="grace@hopper.dev")) == 2
+
+
+def test_outbox_get_and_raw(fresh: EmulatorServer) -> None:
+    sent = fresh.request("POST", "/emails", MAIL)
+    assert fresh.outbox.get(sent["id"])["text"].strip() == "Hello"
+    assert b"Subject: Hi" in fresh.outbox.raw(sent["id"])
+
+
+def test_errors_carry_status_and_body(fresh: EmulatorServer) -> None:
+    with pytest.raises(EmulatorError) as raised:
+        fresh.request("GET", "/domains/not-there")
+    assert raised.value.status == 404
+    assert raised.value.body == {"statusCode": 404, "message": "Domain not found", "name": "not_found"}
+
+
+def test_client_drives_a_server_started_elsewhere(fresh: EmulatorServer, tmp_path: Path) -> None:
+    client = EmulatorClient(fresh.url, "re_handle_key")
+    try:
+        client.request("POST", "/emails", MAIL)
+        client.snapshot(tmp_path / "state.db")
+        client.reset()
+        assert client.outbox.list() == []
+        client.restore(tmp_path / "state.db")
+        assert [mail["subject"] for mail in client.outbox.list()] == ["Hi"]
+        assert client.load_scenario("basic")["loaded"]["domains"][0]["name"] == "acme.dev"
+    finally:
+        client.close()
+    fresh.reset()
+
+
+def test_a_server_that_cannot_start_says_why(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"templates": [{"name": "no html"}]}')
+    with pytest.raises(RuntimeError, match=r"did not start: .*Missing `html` field"):
+        EmulatorServer(smtp=False, seed_file=str(broken)).start()
