@@ -106,9 +106,10 @@ def create_app(settings: Settings | None = None) -> Starlette:
                     await module.stop(emu)
             await emu.db.close()
 
-    routes: list[BaseRoute] = [route for module in [*EXTENSIONS, *MODULES]
-                               for route in getattr(module, "ROUTES", [])]
-    routes += build_routes(all_ops())
+    # The API first: Starlette tries routes in order and sends are the hot path. No API pattern can
+    # match a /_emulator/ path, so the control plane and UI lose nothing by coming after.
+    routes: list[BaseRoute] = list(build_routes(all_ops()))
+    routes += [route for module in [*EXTENSIONS, *MODULES] for route in getattr(module, "ROUTES", [])]
     app = Starlette(
         routes=routes,
         lifespan=lifespan,

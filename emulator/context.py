@@ -41,8 +41,8 @@ class Emulator:
     async def open(self, ddl: list[str]) -> None:
         await self.db.open(ddl)
         async with self.transaction() as tx:
-            row = await tx.one("SELECT value FROM meta WHERE key = 'id_counter'")
-        self.ids.counter = int(row["value"]) if row else 0
+            rows = await tx.all("SELECT key, value FROM meta WHERE key LIKE 'id_counter%'")
+        self.ids.load_counters({row["key"]: row["value"] for row in rows})
 
     @asynccontextmanager
     async def transaction(self, account: str | None = None) -> AsyncIterator[Tx]:
@@ -53,7 +53,7 @@ class Emulator:
         """Back to a fresh start: empty tables, the seed's id sequence, the configured clock and keys."""
         async with self.db.lock:
             await self.db.wipe()
-            self.ids.counter = 0
+            self.ids.load_counters({})
         self.clock.reset()
         for hook in self.reset_hooks:
             await hook(self)

@@ -14,13 +14,14 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import aiosqlite
 
 from emulator.clock import to_db
+from emulator.config import DEFAULT_ACCOUNT
 
 if TYPE_CHECKING:
     from emulator.context import Emulator
@@ -115,19 +116,21 @@ class Database:
 
     @asynccontextmanager
     async def transaction(self, emu: Emulator, account: str | None) -> AsyncIterator[Tx]:
+        isolated = emu.settings.isolate_keys and account not in (None, DEFAULT_ACCOUNT)
         async with self.lock:
             tx = Tx(emu, self, account, emu.clock.now())
-            start_counter = emu.ids.counter
-            try:
-                yield tx
-            except BaseException:
-                if tx.begun:
-                    await self.call(lambda raw: raw.execute("ROLLBACK"))
-                raise
-            if emu.ids.counter != start_counter:
-                tx.queue("INSERT OR REPLACE INTO meta (key, value) VALUES ('id_counter', ?)",
-                         (str(emu.ids.counter),))
-            await tx.commit()
+            with emu.ids.account_scope(account) if isolated and account else nullcontext():
+                start_counter = emu.ids.counter
+                try:
+                    yield tx
+                except BaseException:
+                    if tx.begun:
+                        await self.call(lambda raw: raw.execute("ROLLBACK"))
+                    raise
+                if emu.ids.counter != start_counter:
+                    tx.queue("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                             (emu.ids.meta_key, str(emu.ids.counter)))
+                await tx.commit()
         for callback in tx.callbacks:
             callback()
 

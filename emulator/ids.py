@@ -9,19 +9,67 @@ from __future__ import annotations
 import base64
 import hashlib
 import string
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 _TOKEN_ALPHABET = string.ascii_letters + string.digits + "_"
+
+
+# Isolation mode (--isolate-keys): inside a transaction of an isolated account, ids come from that
+# account's own sequence, so a test run sharing the server gets the same ids as when it runs alone.
+# A context variable, not an attribute: concurrent coroutines outside the transaction are unaffected.
+_ACCOUNT: ContextVar[str | None] = ContextVar("emulator_id_account", default=None)
+ACCOUNT_COUNTER_PREFIX = "id_counter:"
 
 
 class IdFactory:
     def __init__(self, seed: int, counter: int = 0, stream: str = "") -> None:
         self.seed = seed
-        self.counter = counter
+        self.main_counter = counter
         self.stream = stream  # independent sequences, e.g. request-log ids apart from resource ids
+        self.accounts: dict[str, int] = {}  # per isolated account: its own sequence
+
+    @property
+    def counter(self) -> int:
+        """The sequence ids are drawn from here: the main one, or the current isolated account's."""
+        account = _ACCOUNT.get()
+        return self.main_counter if account is None else self.accounts.get(account, 0)
+
+    @counter.setter
+    def counter(self, value: int) -> None:
+        account = _ACCOUNT.get()
+        if account is None:
+            self.main_counter = value
+        else:
+            self.accounts[account] = value
+
+    @property
+    def meta_key(self) -> str:
+        """Where the current sequence is persisted in the `meta` table."""
+        account = _ACCOUNT.get()
+        return "id_counter" if account is None else ACCOUNT_COUNTER_PREFIX + account
+
+    @contextmanager
+    def account_scope(self, account: str) -> Iterator[None]:
+        """Draw from `account`'s own sequence inside the block (this task only)."""
+        token = _ACCOUNT.set(account)
+        try:
+            yield
+        finally:
+            _ACCOUNT.reset(token)
+
+    def load_counters(self, meta: dict[str, str]) -> None:
+        """Set every sequence from `meta` rows (`id_counter`, `id_counter:<account>`); absent = 0."""
+        self.main_counter = int(meta.get("id_counter", 0))
+        self.accounts = {key.removeprefix(ACCOUNT_COUNTER_PREFIX): int(value) for key, value in meta.items()
+                         if key.startswith(ACCOUNT_COUNTER_PREFIX)}
 
     def _bytes(self, size: int) -> bytes:
         self.counter += 1
-        material = f"{self.seed}:{self.stream}:{self.counter}".encode()
+        account = _ACCOUNT.get()
+        stream = self.stream if account is None else f"{self.stream}@{account}"
+        material = f"{self.seed}:{stream}:{self.counter}".encode()
         return hashlib.shake_256(material).digest(size)
 
     def uuid(self) -> str:

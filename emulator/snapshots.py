@@ -31,6 +31,7 @@ from emulator.auth import keyring
 from emulator.control import PREFIX, body_of, emulator_of
 from emulator.errors import invalid
 from emulator.http import json_response
+from emulator.ids import ACCOUNT_COUNTER_PREFIX
 from emulator.resources import api_keys
 
 if TYPE_CHECKING:
@@ -42,8 +43,12 @@ async def _persist_memory_state(emu: Emulator) -> None:
     async with emu.transaction() as tx:
         await tx.run("INSERT OR REPLACE INTO meta (key, value) VALUES ('clock', ?)",
                      (json.dumps(emu.clock.export()),))
-        await tx.run("INSERT OR REPLACE INTO meta (key, value) VALUES ('id_counter', ?)",
-                     (str(emu.ids.counter),))
+        counters = {"id_counter": emu.ids.main_counter,
+                    **{ACCOUNT_COUNTER_PREFIX + account: n for account, n in emu.ids.accounts.items()}}
+        # Rows of accounts a reset forgot must not come back with the snapshot.
+        await tx.run("DELETE FROM meta WHERE key LIKE 'id_counter%'")
+        await tx.many("INSERT INTO meta (key, value) VALUES (?, ?)",
+                      [(key, str(value)) for key, value in counters.items()])
 
 
 async def copy_to(emu: Emulator, target: aiosqlite.Connection) -> None:
@@ -100,7 +105,7 @@ async def restore_from(emu: Emulator, source: aiosqlite.Connection) -> None:
         return {row["key"]: row["value"] for row in raw.execute("SELECT key, value FROM meta")}
 
     meta: dict[str, str] = await _copy_back(emu, source, reload)
-    emu.ids.counter = int(meta.get("id_counter", 0))
+    emu.ids.load_counters(meta)
     if "clock" in meta:
         emu.clock.load(json.loads(meta["clock"]))
     await request_log.start(emu)
@@ -132,7 +137,7 @@ class Baseline:
 
     def __init__(self, connection: aiosqlite.Connection, emu: Emulator) -> None:
         self.connection = connection
-        self.counter = emu.ids.counter
+        self.counters = (emu.ids.main_counter, dict(emu.ids.accounts))
         self.log_counter = request_log.log_ids(emu).counter
         self.clock = emu.clock.export()
         self.keys = dict(keyring(emu).by_token)
@@ -145,7 +150,8 @@ class Baseline:
 
     async def restore(self, emu: Emulator) -> None:
         await _copy_back(emu, self.connection, lambda raw: None)
-        emu.ids.counter = self.counter
+        emu.ids.main_counter, accounts = self.counters
+        emu.ids.accounts = dict(accounts)
         request_log.log_ids(emu).counter = self.log_counter
         emu.clock.load(self.clock)
         ring = keyring(emu)

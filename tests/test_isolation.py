@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from email.message import EmailMessage
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -112,3 +113,31 @@ def test_malformed_keys_still_get_403(shared: EmulatorServer) -> None:
 def test_without_isolation_unknown_keys_are_refused() -> None:
     with EmulatorServer(smtp=False) as server, api(server, KEYS[0]) as client:
         assert client.get("/emails").json()["name"] == "invalid_api_key"
+
+
+def one_send(server: EmulatorServer, key: str, n: int) -> str:
+    with api(server, key) as client:
+        return str(client.post("/emails", json={
+            "from": f"robot@{domain(key)}", "to": [f"x{n}@{domain(key)}"], "subject": "s", "text": "t",
+        }).json()["id"])
+
+
+def test_each_key_has_its_own_id_sequence(shared: EmulatorServer) -> None:
+    alone = [one_send(shared, KEYS[0], n) for n in range(3)]
+    shared.reset()
+    interleaved = []
+    for n in range(3):
+        one_send(shared, KEYS[1], n)
+        interleaved.append(one_send(shared, KEYS[0], n))
+    assert interleaved == alone
+    shared.reset()
+    assert [one_send(shared, KEYS[1], n) for n in range(3)] != alone
+
+
+def test_snapshots_keep_each_accounts_sequence(shared: EmulatorServer, tmp_path: Path) -> None:
+    one_send(shared, KEYS[0], 0)
+    shared.snapshot(tmp_path / "state.db")
+    following = one_send(shared, KEYS[0], 1)
+    one_send(shared, KEYS[0], 2)
+    shared.restore(tmp_path / "state.db")
+    assert one_send(shared, KEYS[0], 1) == following
