@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from starlette.testclient import TestClient
-
 from tests.conftest import api_client, make_settings
 
 

@@ -25,8 +25,9 @@ def emails_stored(client: TestClient) -> int:
 def test_key_outside_1_to_256_chars_is_400(client: TestClient, key: str) -> None:
     response = send(client, key)
     assert response.status_code == 400
-    assert response.json() == {"statusCode": 400, "name": "invalid_idempotency_key",
-                               "message": "Idempotency keys, if present, must have between 1 and 256 characters."}
+    assert response.json() == {
+        "statusCode": 400, "name": "invalid_idempotency_key",
+        "message": "Idempotency keys, if present, must have between 1 and 256 characters."}
     assert emails_stored(client) == 0
 
 

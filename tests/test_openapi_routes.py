@@ -9,6 +9,7 @@ import yaml
 
 from emulator.app import all_ops
 
+
 def _find_spec() -> Path:
     """`shared/reference/` lies beside the clone (developers' machines and CI alike)."""
     for parent in Path(__file__).resolve().parents:
