@@ -95,11 +95,18 @@ def _due(job: dict[str, Any]) -> datetime:
     return from_db(job["due_at"])
 
 
+def outcome_payload(row: Row, data: dict[str, Any]) -> dict[str, Any]:
+    """What the outcome job needs, carried in the job itself so it reads nothing back: a sent email's
+    state changes only through this job chain."""
+    return {"email_id": row["id"], "data": data, "rcpt": recipients(row)}
+
+
 async def mark_sent(tx: Tx, row: Row, at: datetime) -> None:
     """`queued`/`scheduled` → `sent`, and the outcome job."""
     await tx.update("emails", row["id"], {"last_event": "sent"})
-    await emit(tx, "email.sent", event_data(row), subject_id=row["id"])
-    await schedule(tx, OUTCOME_JOB, at + DELIVERY_DELAY, {"email_id": row["id"]})
+    data = event_data(row)
+    await emit(tx, "email.sent", data, subject_id=row["id"])
+    await schedule(tx, OUTCOME_JOB, at + DELIVERY_DELAY, outcome_payload(row, data))
 
 
 async def _load(tx: Tx, email_id: str) -> Row | None:
@@ -129,10 +136,13 @@ async def _fail(tx: Tx, row: Row, reason: str) -> None:
     await emit(tx, "email.failed", {**event_data(row), "failed": {"reason": reason}}, subject_id=row["id"])
 
 
-async def _classify(tx: Tx, row: Row) -> dict[str, list[tuple[str, Row | None]]]:
-    groups: dict[str, list[tuple[str, Row | None]]] = {}
-    addresses = recipients(row)
-    listed = await suppression_store.lookup(tx, [a for a in addresses if test_outcome(a) is None])
+Groups = dict[str, list[tuple[str, "Row | None"]]]
+
+
+async def _classify(tx: Tx, addresses: list[str]) -> Groups:
+    groups: Groups = {}
+    others = [a for a in addresses if test_outcome(a) is None]
+    listed = await suppression_store.lookup(tx, others) if others else {}
     for address in addresses:
         outcome = test_outcome(address)
         entry = listed.get(suppression_store.normalize(address))
@@ -143,63 +153,59 @@ async def _classify(tx: Tx, row: Row) -> dict[str, list[tuple[str, Row | None]]]
 
 
 async def run_outcome(tx: Tx, job: dict[str, Any]) -> None:
-    row = await _load(tx, job["payload"]["email_id"])
-    if row is None or row["last_event"] != "sent":
-        return
-    groups = await _classify(tx, row)
+    payload = job["payload"]
+    email_id, data = payload["email_id"], payload["data"]
+    groups = await _classify(tx, payload["rcpt"])
     delivered = [a for key in ("delivered", "complained") for a, _ in groups.get(key, [])]
     last = "sent"
     if delivered:
-        await emit(tx, "email.delivered", event_data(row, delivered), subject_id=row["id"])
+        await emit(tx, "email.delivered", {**data, "to": delivered}, subject_id=email_id)
         last = "delivered"
     if "suppressed" in groups or "listed" in groups:
-        await _suppressed(tx, row, groups)
+        await _suppressed(tx, email_id, data, groups)
         last = "suppressed"
     if "bounced" in groups:
         bounced = [a for a, _ in groups["bounced"]]
-        await emit(tx, "email.bounced", {**event_data(row, bounced), "bounce": BOUNCE},
-                   subject_id=row["id"])
+        await emit(tx, "email.bounced", {**data, "to": bounced, "bounce": BOUNCE}, subject_id=email_id)
         for address in bounced:
-            await suppression_store.add(tx, address, "bounce", row["id"])
+            await suppression_store.add(tx, address, "bounce", email_id)
         last = "bounced"
-    await tx.update("emails", row["id"], {"last_event": last})
+    await tx.update("emails", email_id, {"last_event": last})
     if "complained" in groups:
         await schedule(tx, COMPLAINT_JOB, _due(job) + COMPLAINT_DELAY,
-                       {"email_id": row["id"], "to": [a for a, _ in groups["complained"]]})
+                       {"email_id": email_id, "data": data, "to": [a for a, _ in groups["complained"]]})
 
 
-async def _suppressed(tx: Tx, row: Row, groups: dict[str, list[tuple[str, Row | None]]]) -> None:
+async def _suppressed(tx: Tx, email_id: str, data: dict[str, Any], groups: Groups) -> None:
     """One `email.suppressed` per kind: the global list (`suppressed@resend.dev`) and the account's."""
     if "suppressed" in groups:
         await emit(tx, "email.suppressed", {
-            **event_data(row, [a for a, _ in groups["suppressed"]]),
+            **data, "to": [a for a, _ in groups["suppressed"]],
             "suppressed": {"diagnosticCode": ["smtp; 550 5.1.1 recipient is on the suppression list"],
                            "message": "The recipient is on the suppression list because it"
                                       " previously bounced.",
                            "reason": "previous_bounce", "type": "Suppressed"},
-        }, subject_id=row["id"])
+        }, subject_id=email_id)
     if "listed" in groups:
         entries = groups["listed"]
         # A manual entry has no enum value of its own; it reads as a previous bounce [rec].
         complaint = all(entry is not None and entry["origin"] == "complaint" for _, entry in entries)
         reason = "previous_complaint" if complaint else "previous_bounce"
         await emit(tx, "email.suppressed", {
-            **event_data(row, [a for a, _ in entries]),
+            **data, "to": [a for a, _ in entries],
             "suppressed": {"diagnosticCode": ["smtp; 550 5.1.1 recipient is on the account suppression list"],
                            "message": "The recipient is on your account's suppression list.",
                            "reason": reason, "type": "OnAccountSuppressionList"},
-        }, subject_id=row["id"])
+        }, subject_id=email_id)
 
 
 async def run_complaint(tx: Tx, job: dict[str, Any]) -> None:
-    row = await _load(tx, job["payload"]["email_id"])
-    if row is None:
-        return
-    complained: list[str] = job["payload"]["to"]
-    await tx.update("emails", row["id"], {"last_event": "complained"})
-    await emit(tx, "email.complained", event_data(row, complained), subject_id=row["id"])
+    payload = job["payload"]
+    email_id, complained = payload["email_id"], payload["to"]
+    await tx.update("emails", email_id, {"last_event": "complained"})
+    await emit(tx, "email.complained", {**payload["data"], "to": complained}, subject_id=email_id)
     for address in complained:
-        await suppression_store.add(tx, address, "complaint", row["id"])
+        await suppression_store.add(tx, address, "complaint", email_id)
 
 
 def install(emu: Emulator) -> None:

@@ -68,9 +68,9 @@ class JobRunner:
         self._running: set[asyncio.Task[None]] = set()
         self._slots = asyncio.Semaphore(MAX_PARALLEL)
         self._pass_lock = asyncio.Lock()
-        # When the sleeping runner will look again on its own; None while it is awake or sleeps
-        # with nothing to wait for. Lets `wake_for` skip the wake (a whole pass) when a new job
-        # falls due later than that anyway, e.g. each send's delivery job.
+        # Whether the runner waits between passes, and until when (None: until woken). Lets
+        # `wake_for` skip a wake (a whole pass) when the runner will look by then anyway.
+        self._sleeping = False
         self._sleep_until: datetime | None = None
 
     def handler(self, kind: str, fn: Handler) -> None:
@@ -84,6 +84,10 @@ class JobRunner:
 
     def wake_for(self, due_at: datetime) -> None:
         """Wake the runner for a job due at `due_at`, unless it will look by then anyway."""
+        if not self._sleeping:
+            # A pass is under way or about to start. Callers run after their commit released the
+            # database lock, and a pass reads the jobs inside its own transaction, so it sees this one.
+            return
         if self.emu.clock.mode == "frozen":
             if due_at > self.emu.clock.now():
                 return  # only a clock change can make it due, and that wakes the runner
@@ -119,8 +123,12 @@ class JobRunner:
                 # stream (each send's delivery 2 s later) costs one transaction per pass, not per job.
                 next_due = max(next_due, COALESCE)
                 self._sleep_until = self.emu.clock.now() + timedelta(seconds=next_due)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=next_due)
+            self._sleeping = True
+            try:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), timeout=next_due)
+            finally:
+                self._sleeping = False
 
     async def _pass(self) -> tuple[int, float | None]:
         """Run the due in-transaction jobs and start the others; return (jobs taken, seconds to next)."""

@@ -165,8 +165,9 @@ class EmulatorServer(EmulatorClient):
     """The emulator in a background thread of this process, on free ports of 127.0.0.1.
 
     Keyword overrides are `Settings` fields (`isolate_keys=True`, `clock="frozen"`, `seed=7`,
-    `seed_file=...`, `smtp=False`, ...). Ports default to 0 (free). Use it as a context manager, or call
-    `start()` and `stop()`. `emu` is the live `Emulator` for in-process access from `call()`.
+    `seed_file=...`, `smtp=False`, ...) applied to `settings`, or to defaults with every port 0 (free)
+    when no `settings` is given. Use it as a context manager, or call `start()` and `stop()`. `emu` is
+    the live `Emulator`, for in-process access through `call()`.
     """
 
     def __init__(self, settings: Settings | None = None, **overrides: Any) -> None:
@@ -202,8 +203,17 @@ class EmulatorServer(EmulatorClient):
         self._server = _uvicorn_server(app)
         self._thread = threading.Thread(target=self._serve, args=(sock, ready), daemon=True,
                                         name=f"resend-emulator:{port}")
-        self._thread.start()
-        self._await_ready(ready)
+        with _startup_errors() as seen:
+            self._thread.start()
+            started = ready.wait(START_TIMEOUT)
+        if not started or self._failure is not None or self._loop is None:
+            reason = seen[-1] if seen else (self._failure or "no answer in time")
+            raise RuntimeError(f"resend-emulator did not start: {reason}")
+        self._transport.retarget(self.url)
+        self._wait_until_serving()
+        ports = self.emu.state.get("smtp_ports", {})
+        self.smtp_host = self.settings.host if ports else None
+        self.smtp_port, self.smtps_port = _pick_ports(ports)
         self.mark_baseline()
         return self
 
@@ -219,8 +229,8 @@ class EmulatorServer(EmulatorClient):
         """Back to the baseline — the state right after start and `--seed-file`, or the last
         `mark_baseline()` — data, id sequence and clock alike; fault rules and caches cleared.
 
-        It copies an in-memory snapshot into the live database (SQLite's backup API), so it costs well
-        under a millisecond for a small baseline: cheap enough to run before every test.
+        It copies an in-memory snapshot into the live database (SQLite's backup API): about a
+        millisecond with every table holding data, cheap enough to run before every test.
         """
         if self._baseline is None:
             super().reset()
@@ -240,21 +250,6 @@ class EmulatorServer(EmulatorClient):
         finally:
             sock.close()
             ready.set()
-
-    def _await_ready(self, ready: threading.Event) -> None:
-        with _startup_errors() as seen:
-            started = ready.wait(START_TIMEOUT)
-        if not started or self._failure is not None or self._loop is None:
-            reason = seen[-1] if seen else (self._failure or "no answer in time")
-            raise RuntimeError(f"resend-emulator did not start: {reason}")
-        self._transport.close()
-        self._transport = Transport(self.url, self.api_key)
-        for part in (self.outbox, self.clock, self.faults, self.webhooks):
-            part._t = self._transport
-        self._wait_until_serving()
-        ports = self.emu.state.get("smtp_ports", {})
-        self.smtp_host = self.settings.host if ports else None
-        self.smtp_port, self.smtps_port = _pick_ports(ports)
 
     def _wait_until_serving(self) -> None:
         # The socket already listens, so the first request only waits for uvicorn's accept loop.

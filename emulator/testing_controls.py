@@ -35,6 +35,11 @@ class Transport:
         self.api_key = api_key
         self.http = httpx.Client(base_url=url, timeout=timeout)
 
+    def retarget(self, url: str) -> None:
+        """Point at another base URL (a server learns its port only once bound)."""
+        self.url = url
+        self.http.base_url = httpx.URL(url)
+
     def call(self, method: str, path: str, *, json: Any = None, params: Mapping[str, Any] | None = None,
              auth: bool = False, timeout: float | None = None) -> Any:
         """Send a request; return the parsed JSON body, or raise `EmulatorError` on a status ≥ 400."""

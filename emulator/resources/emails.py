@@ -266,9 +266,10 @@ async def _start(tx: Tx, row: Row, scheduled: bool, queued: bool) -> None:
     elif queued:
         await schedule(tx, delivery_sim.SEND_JOB, tx.now, {"email_id": row["id"]})
     else:
-        await emit(tx, "email.sent", delivery_sim.event_data(row, created=tx.now), subject_id=row["id"])
+        data = delivery_sim.event_data(row, created=tx.now)
+        await emit(tx, "email.sent", data, subject_id=row["id"])
         await schedule(tx, delivery_sim.OUTCOME_JOB, tx.now + delivery_sim.DELIVERY_DELAY,
-                       {"email_id": row["id"]})
+                       delivery_sim.outcome_payload(row, data))
 
 
 async def send_email(tx: Tx, body: Any, credential: Credential | None, *,
