@@ -44,14 +44,16 @@ BOUNCE = {
 }
 
 
-def event_data(row: Row, to: list[str] | None = None, created: datetime | None = None) -> dict[str, Any]:
-    """OutboundEmailEventData (reference/webhooks.md §6.1) for the email `row` (`created`: its
-    creation time when the caller has it, sparing a parse)."""
+def event_data(row: Row, to: list[str] | None = None, created: datetime | None = None,
+               parsed: Parsed | None = None) -> dict[str, Any]:
+    """OutboundEmailEventData (reference/webhooks.md §6.1) for the email `row`. The send path passes
+    what it already holds (`created`, `parsed` JSON columns) to spare decoding its own row."""
+    parsed = parsed or _parse(row, "to_addrs", "tags", "headers")
     data: dict[str, Any] = {
         "email_id": row["id"],
         "created_at": iso_z(created or from_db(row["created_at"])),
         "from": row["from_addr"],
-        "to": to if to is not None else json.loads(row["to_addrs"]),
+        "to": to if to is not None else parsed["to_addrs"],
         "subject": row["subject"],
         "message_id": row["message_id"],
     }
@@ -59,21 +61,32 @@ def event_data(row: Row, to: list[str] | None = None, created: datetime | None =
         data["broadcast_id"] = row["broadcast_id"]
     if row["template_id"]:
         data["template_id"] = row["template_id"]
-    if row["tags"]:
-        data["tags"] = {tag["name"]: tag["value"] for tag in json.loads(row["tags"])}
-    if row["headers"]:
-        data["headers"] = [{"name": k, "value": v} for k, v in json.loads(row["headers"]).items()]
+    if parsed["tags"]:
+        data["tags"] = {tag["name"]: tag["value"] for tag in parsed["tags"]}
+    if parsed["headers"]:
+        data["headers"] = [{"name": k, "value": v} for k, v in parsed["headers"].items()]
     return data
 
 
-def recipients(row: Row) -> list[str]:
+Parsed = dict[str, Any]  # JSON columns of an email row, decoded
+
+
+def _parse(row: Row, *columns: str) -> Parsed:
+    return {column: json.loads(row[column]) if row[column] else None for column in columns}
+
+
+def recipients(row: Row, parsed: Parsed | None = None) -> list[str]:
+    """Every distinct bare address among to, cc and bcc."""
     from emulator.email_fields import address_of
 
+    parsed = parsed or _parse(row, "to_addrs", "cc", "bcc")
     found: list[str] = []
+    seen: set[str] = set()
     for column in ("to_addrs", "cc", "bcc"):
-        for value in json.loads(row[column] or "[]"):
+        for value in parsed[column] or ():
             address = address_of(value)
-            if address.lower() not in (f.lower() for f in found):
+            if address.lower() not in seen:
+                seen.add(address.lower())
                 found.append(address)
     return found
 
@@ -95,10 +108,10 @@ def _due(job: dict[str, Any]) -> datetime:
     return from_db(job["due_at"])
 
 
-def outcome_payload(row: Row, data: dict[str, Any]) -> dict[str, Any]:
+def outcome_payload(row: Row, data: dict[str, Any], parsed: Parsed | None = None) -> dict[str, Any]:
     """What the outcome job needs, carried in the job itself so it reads nothing back: a sent email's
     state changes only through this job chain."""
-    return {"email_id": row["id"], "data": data, "rcpt": recipients(row)}
+    return {"email_id": row["id"], "data": data, "rcpt": recipients(row, parsed)}
 
 
 async def mark_sent(tx: Tx, row: Row, at: datetime) -> None:

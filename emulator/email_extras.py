@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 DOWNLOAD_LIFETIME = timedelta(hours=1)  # documented for received attachments; reused [rec]
 SHARE_DEFAULT = timedelta(hours=48)
 SHARE_MAX = timedelta(hours=48)
+RECEIVED = "received_emails"  # emulator/resources/receiving.py: shares work for received mail too
 DURATION_PART = re.compile(r"(\d+)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?)")
 UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -120,10 +121,9 @@ async def _shareable(tx: Tx, email_id: str) -> None:
     check_uuid(email_id)
     if await tx.one("SELECT 1 FROM emails WHERE id = ? AND account = ?", (email_id, tx.account)):
         return
-    for table in ("received_emails", "inbound_emails"):
-        if table in tx.emu.db.tables and await tx.one(
-                f"SELECT 1 FROM {table} WHERE id = ? AND account = ?", (email_id, tx.account)):
-            return
+    if RECEIVED in tx.emu.db.tables and await tx.one(
+            f"SELECT 1 FROM {RECEIVED} WHERE id = ? AND account = ?", (email_id, tx.account)):
+        return
     raise not_found("Email")
 
 
@@ -176,8 +176,11 @@ async def shared(request: Request) -> Response:
             or _expired(emu, int(claims.get("exp", 0)))):
         return error_response(ApiError(errors.NOT_FOUND, "The share link is invalid or expired."))
     async with emu.transaction() as tx:
-        row = await tx.one("SELECT subject, html, text FROM emails WHERE id = ? AND account = ?",
-                           (claims.get("email_id"), claims.get("account")))
+        row = None
+        for table in ("emails", RECEIVED):
+            if row is None and table in emu.db.tables:
+                row = await tx.one(f"SELECT html, text FROM {table} WHERE id = ? AND account = ?",
+                                   (claims.get("email_id"), claims.get("account")))
     if row is None:
         return error_response(not_found("Email"))
     # Email HTML is untrusted: served in a sandbox, scripts and same-origin access off.

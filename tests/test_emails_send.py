@@ -279,3 +279,15 @@ def test_unpublished_template_refused(client: TestClient) -> None:
     client.post("/templates", json=order_template())
     response = client.post("/emails", json={"to": "a@example.org", "template": {"id": "order-confirmation"}})
     assert (response.status_code, response.json()["name"]) == (422, "validation_error")
+
+
+def test_share_received_email(client: TestClient) -> None:
+    created = client.post("/domains", json={"name": "in.acme.dev", "capabilities": {"receiving": "enabled"}})
+    assert created.status_code == 201, created.text
+    send(client, to="support@in.acme.dev", html="<p>Inbound hello</p>")
+    received = client.get("/emails/receiving").json()["data"]
+    assert len(received) == 1
+    shared = client.post(f"/emails/{received[0]['id']}/share").json()
+    assert shared["id"] == received[0]["id"]
+    page = client.get(shared["url"].replace("http://testserver", ""))
+    assert page.status_code == 200 and "Inbound hello" in page.text

@@ -231,7 +231,7 @@ async def store(tx: Tx, draft: EmailDraft, template_id: str | None, credential: 
                 source: str, queued: bool) -> str:
     """Insert the email and start its life: scheduled, queued (batch) or sent at once."""
     assert draft.from_ is not None and draft.subject is not None
-    email_id = tx.new_id()
+    email_id, now_db = tx.new_id(), tx.now_db
     scheduled = draft.scheduled_at is not None and draft.scheduled_at > tx.now
     row: Row = {
         "id": email_id, "account": tx.account, "key_id": credential.key_id if credential else None,
@@ -244,7 +244,7 @@ async def store(tx: Tx, draft: EmailDraft, template_id: str | None, credential: 
         "last_event": "scheduled" if scheduled else ("queued" if queued else "sent"),
         "template_id": template_id, "topic_id": draft.topic_id, "broadcast_id": None,
         # `<id@sender-domain>`, as mime.message_id_for makes it (the address is already validated).
-        "message_id": f"<{email_id}@{domain_of(draft.from_)}>", "eml": None, "created_at": tx.now_db,
+        "message_id": f"<{email_id}@{domain_of(draft.from_)}>", "eml": None, "created_at": now_db,
     }
     await tx.insert("emails", row)
     for attachment in draft.attachments:
@@ -253,23 +253,26 @@ async def store(tx: Tx, draft: EmailDraft, template_id: str | None, credential: 
             "filename": attachment.filename, "content_type": attachment.content_type,
             "content_id": attachment.content_id, "disposition": attachment.disposition,
             "size": len(attachment.content), "path": attachment.path, "content": attachment.content,
-            "created_at": tx.now_db,
+            "created_at": now_db,
         })
-    await _start(tx, row, scheduled, queued)
+    parsed = {"to_addrs": draft.to, "cc": draft.cc, "bcc": draft.bcc, "tags": draft.tags,
+              "headers": draft.headers}
+    await _start(tx, row, scheduled, queued, parsed)
     return email_id
 
 
-async def _start(tx: Tx, row: Row, scheduled: bool, queued: bool) -> None:
+async def _start(tx: Tx, row: Row, scheduled: bool, queued: bool, parsed: dict[str, Any]) -> None:
     if scheduled:
-        await emit(tx, "email.scheduled", delivery_sim.event_data(row, created=tx.now), subject_id=row["id"])
+        data = delivery_sim.event_data(row, created=tx.now, parsed=parsed)
+        await emit(tx, "email.scheduled", data, subject_id=row["id"])
         await schedule(tx, delivery_sim.SEND_JOB, from_db(row["scheduled_at"]), {"email_id": row["id"]})
     elif queued:
         await schedule(tx, delivery_sim.SEND_JOB, tx.now, {"email_id": row["id"]})
     else:
-        data = delivery_sim.event_data(row, created=tx.now)
+        data = delivery_sim.event_data(row, created=tx.now, parsed=parsed)
         await emit(tx, "email.sent", data, subject_id=row["id"])
         await schedule(tx, delivery_sim.OUTCOME_JOB, tx.now + delivery_sim.DELIVERY_DELAY,
-                       delivery_sim.outcome_payload(row, data))
+                       delivery_sim.outcome_payload(row, data, parsed))
 
 
 async def send_email(tx: Tx, body: Any, credential: Credential | None, *,
