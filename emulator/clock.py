@@ -97,12 +97,13 @@ def iso_z(value: datetime, digits: int = 3) -> str:
 
 
 def to_db(value: datetime) -> str:
-    """Stored form: fixed-width ISO, so text order is time order."""
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """Stored form: fixed-width ISO, so text order is time order (`2026-05-14T09:00:00.000000Z`)."""
+    # isoformat is several times faster than strftime, and this runs a few times per request.
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def from_db(text: str) -> datetime:
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    return datetime.fromisoformat(text[:-1]).replace(tzinfo=UTC)
 
 
 def parse_iso(text: str) -> datetime:

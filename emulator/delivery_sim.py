@@ -118,8 +118,9 @@ async def mark_sent(tx: Tx, row: Row, at: datetime) -> None:
     """`queued`/`scheduled` → `sent`, and the outcome job."""
     await tx.update("emails", row["id"], {"last_event": "sent"})
     data = event_data(row)
-    await emit(tx, "email.sent", data, subject_id=row["id"])
-    await schedule(tx, OUTCOME_JOB, at + DELIVERY_DELAY, outcome_payload(row, data))
+    payload = outcome_payload(row, data)
+    await emit(tx, "email.sent", data, subject_id=row["id"], context={"recipients": payload["rcpt"]})
+    await schedule(tx, OUTCOME_JOB, at + DELIVERY_DELAY, payload)
 
 
 async def _load(tx: Tx, email_id: str) -> Row | None:

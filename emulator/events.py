@@ -54,14 +54,18 @@ class EventBus:
             listener(event)
 
 
-async def emit(tx: Tx, event_type: str, data: dict[str, Any], subject_id: str | None = None) -> Event:
+async def emit(tx: Tx, event_type: str, data: dict[str, Any], subject_id: str | None = None,
+               context: dict[str, Any] | None = None) -> Event:
     """Record `event_type` with its payload `data` (the webhook `data` object) for `tx.account`.
 
     `subject_id` names the resource the event is about (an email id, a domain id) so timelines can
-    find it. The returned event carries `id`, `type`, `created_at` (datetime), `account`, `data`.
+    find it. `context` carries facts for in-transaction hooks that the payload lacks (an email's cc and
+    bcc recipients); it is not stored. The returned event carries `id`, `type`, `created_at`
+    (datetime), `account`, `data`, `context`.
     """
     event: Event = {
         "id": tx.new_id(),
+        "context": context or {},
         "account": tx.account,
         "type": event_type,
         "subject_id": subject_id,

@@ -96,13 +96,14 @@ async def read_json(request: Request, limit: int) -> Any:
             raise ApiError(errors.PAYLOAD_TOO_LARGE)
         chunks.append(chunk)
     raw = b"".join(chunks)
-    request.state.raw_body = raw
     if not raw.strip():
         return None
     try:
-        return json.loads(raw)
+        body = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ApiError(errors.MALFORMED_BODY, f"The request body is not valid JSON: {exc}.") from None
+    request.state.json_body = raw  # kept for the request log
+    return body
 
 
 async def run_op(emu: Emulator, op: Op, request: Request) -> tuple[int, Any, Credential | None]:
@@ -137,7 +138,7 @@ def endpoint_for(ops: dict[str, Op]) -> Callable[[Request], Awaitable[Response]]
         except ApiError as error:
             status, body = error.status, error.body()
             response = json_response(body, status, {**headers, **error.headers})
-        request_log.record(emu, request, credential, status, body)
+        request_log.record(emu, request, credential, status, response.body)
         # Headers a `before_op` hook asked for on a request it let through (api_faults: delays).
         response.headers.update(getattr(request.state, "response_headers", {}))
         return response

@@ -5,8 +5,7 @@ Rows are written lazily (with the next transaction), so logging never adds a com
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from emulator.clock import to_db
 from emulator.ids import IdFactory
@@ -45,23 +44,22 @@ def log_ids(emu: Emulator) -> IdFactory:
 
 
 def _request_body(request: Request) -> str | None:
-    raw: bytes | None = getattr(request.state, "raw_body", None)
+    """The JSON body as sent (only bodies that parsed are kept: see http.read_json)."""
+    raw: bytes | None = getattr(request.state, "json_body", None)
     if not raw or len(raw) > MAX_LOGGED_BODY:
         return None
-    try:
-        return json.dumps(json.loads(raw), separators=(",", ":"))
-    except ValueError:
-        return None
+    return raw.decode()
 
 
 def record(emu: Emulator, request: Request, credential: Credential | None, status: int,
-           body: Any) -> None:
+           response_body: bytes) -> None:
+    """Queue the log row; `response_body` is the JSON exactly as answered."""
     if credential is None:
         return
     emu.db.defer(INSERT, (
         log_ids(emu).uuid(), credential.account, to_db(emu.clock.now()), request.url.path,
         request.method, status, request.headers.get("user-agent"), _request_body(request),
-        json.dumps(body, separators=(",", ":")) if body is not None else None,
+        response_body.decode() if len(response_body) <= MAX_LOGGED_BODY else None,
     ))
 
 

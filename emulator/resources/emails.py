@@ -270,9 +270,9 @@ async def _start(tx: Tx, row: Row, scheduled: bool, queued: bool, parsed: dict[s
         await schedule(tx, delivery_sim.SEND_JOB, tx.now, {"email_id": row["id"]})
     else:
         data = delivery_sim.event_data(row, created=tx.now, parsed=parsed)
-        await emit(tx, "email.sent", data, subject_id=row["id"])
-        await schedule(tx, delivery_sim.OUTCOME_JOB, tx.now + delivery_sim.DELIVERY_DELAY,
-                       delivery_sim.outcome_payload(row, data, parsed))
+        payload = delivery_sim.outcome_payload(row, data, parsed)
+        await emit(tx, "email.sent", data, subject_id=row["id"], context={"recipients": payload["rcpt"]})
+        await schedule(tx, delivery_sim.OUTCOME_JOB, tx.now + delivery_sim.DELIVERY_DELAY, payload)
 
 
 async def send_email(tx: Tx, body: Any, credential: Credential | None, *,
