@@ -138,7 +138,7 @@ def endpoint_for(ops: dict[str, Op]) -> Callable[[Request], Awaitable[Response]]
         except ApiError as error:
             status, body = error.status, error.body()
             response = json_response(body, status, {**headers, **error.headers})
-        request_log.record(emu, request, credential, status, response.body)
+        request_log.record(emu, request, credential, status, bytes(response.body))
         # Headers a `before_op` hook asked for on a request it let through (api_faults: delays).
         response.headers.update(getattr(request.state, "response_headers", {}))
         return response
