@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -68,3 +70,18 @@ def client(settings: Settings) -> Iterator[TestClient]:
 
 def flush(client: TestClient) -> None:
     assert client.post("/_emulator/flush").status_code == 200
+
+
+@contextmanager
+def running_cli(*args: str) -> Iterator[str]:
+    """`python -m emulator --port 0 --no-smtp ARGS` as a real process; yields its printed URL."""
+    process = subprocess.Popen([sys.executable, "-m", "emulator", "--port", "0", "--no-smtp", *args],
+                               stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    first = process.stdout.readline()
+    try:
+        assert first.startswith("resend-emulator listening on "), first
+        yield first.split()[-1]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

@@ -1,20 +1,16 @@
-"""A real emulator (uvicorn in a thread, HTTP + SMTP on 127.0.0.1 port 0) and smtplib helpers."""
+"""A real emulator (EmulatorServer: HTTP + SMTP on 127.0.0.1 port 0) and smtplib helpers."""
 
 from __future__ import annotations
 
 import smtplib
 import ssl
-import threading
 from email import policy
 from email.message import EmailMessage
 from typing import Any
 
 import httpx
-import uvicorn
 
-from emulator.app import create_app
-from emulator.cli import bind
-from emulator.context import Emulator
+from emulator.testing import EmulatorServer
 from emulator.tls import client_context
 from tests.conftest import AUTH, KEY, make_settings
 
@@ -23,47 +19,24 @@ PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 PDF = b"%PDF-1.4\n" + b"receipt line\n" * 50
 
 
-class LiveEmulator:
+class LiveEmulator(EmulatorServer):
     """One server for a module of tests; `reset()` between tests is cheap, a restart is not."""
 
     def __init__(self, **overrides: Any) -> None:
-        self.settings = make_settings(smtp=True, smtp_port=0, smtps_port=0, host=HOST, **overrides)
-        self.app = create_app(self.settings)
-        self.emu: Emulator = self.app.state.emu
-        self._ready = threading.Event()
-        self.emu.state["on_ready"] = lambda _emu: self._ready.set()
-        sock = bind(HOST, 0)
-        self.base_url = f"http://{HOST}:{sock.getsockname()[1]}"
-        config = uvicorn.Config(self.app, lifespan="on", log_level="warning", access_log=False)
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]}, daemon=True)
+        super().__init__(make_settings(smtp=True, port=0, smtp_port=0, smtps_port=0, host=HOST, **overrides))
 
     def __enter__(self) -> LiveEmulator:
-        self.thread.start()
-        if not self._ready.wait(15):
-            raise RuntimeError("the emulator did not start")
-        self.http = httpx.Client(base_url=self.base_url, headers=AUTH, timeout=30)
+        self.start()
+        self.http = httpx.Client(base_url=self.url, headers=AUTH, timeout=30)
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.http.close()
-        self.server.should_exit = True
-        self.thread.join(15)
-
-    @property
-    def smtp_port(self) -> int:
-        return int(self.emu.state["smtp_ports"]["smtp"])
-
-    @property
-    def smtps_port(self) -> int:
-        return int(self.emu.state["smtp_ports"]["smtps"])
+        self.stop()
 
     @property
     def tls(self) -> ssl.SSLContext:
         return client_context(self.emu.state["tls_cert_pem"])
-
-    def reset(self) -> None:
-        assert self.http.post("/_emulator/reset").status_code == 200
 
     def starttls(self, key: str | None = KEY) -> smtplib.SMTP:
         """A STARTTLS session that verifies the self-signed certificate, logged in when `key` is set."""

@@ -1,23 +1,14 @@
-"""Helpers for the template tests: a real uvicorn server in a thread, the SDK pointed at it, sample bodies.
-
-`emulator/testing.py` (EmulatorServer) is the project-wide version of `ThreadServer`; this one stays
-small on purpose and only serves the template tests.
-"""
+"""Helpers for the template tests: the SDK pointed at a server, sample bodies (servers: EmulatorServer)."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import httpx
 import resend
-import uvicorn
 
-from emulator.app import create_app
-from emulator.config import Settings
-from tests.conftest import AUTH, KEY
+from tests.conftest import KEY
 
 ORDER_HTML = "<p>Name: {{{PRODUCT}}}</p><p>Total: {{{PRICE}}}</p>"
 ORDER_TEXT = "Name: {{{PRODUCT}}}\nTotal: {{{PRICE}}}"
@@ -35,38 +26,6 @@ def order_template(**overrides: Any) -> dict[str, Any]:
     }
     body.update(overrides)
     return body
-
-
-class ThreadServer:
-    """The emulator on 127.0.0.1, port 0, served by uvicorn in a background thread."""
-
-    def __init__(self, settings: Settings) -> None:
-        config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=0, log_level="warning",
-                                lifespan="on")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, name="template-tests-server", daemon=True)
-        self.url = ""
-
-    def start(self) -> ThreadServer:
-        self.thread.start()
-        ready = threading.Event()
-        while not self.server.started:
-            if not self.thread.is_alive():
-                raise RuntimeError("the emulator server failed to start")
-            ready.wait(0.005)  # startup is measured in milliseconds; this only yields the CPU
-        port = self.server.servers[0].sockets[0].getsockname()[1]
-        self.url = f"http://127.0.0.1:{port}"
-        return self
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
-
-    def reset(self) -> None:
-        assert httpx.post(f"{self.url}/_emulator/reset").status_code == 200
-
-    def client(self) -> httpx.Client:
-        return httpx.Client(base_url=self.url, headers=AUTH)
 
 
 @contextmanager

@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import httpx
 import pytest
 import resend
 
+from tests.conftest import running_cli
+
 
 @pytest.fixture(scope="module")
 def server_url() -> Iterator[str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "emulator", "--port", "0", "--no-smtp", "--api-key", "re_test_123",
-         "--clock", "frozen", "--clock-start", "2026-05-14T09:00:00Z"],
-        stdout=subprocess.PIPE, text=True,
-    )
-    assert process.stdout is not None
-    url = process.stdout.readline().split()[-1]
-    try:
+    with running_cli("--api-key", "re_test_123", "--clock", "frozen",
+                     "--clock-start", "2026-05-14T09:00:00Z") as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 @pytest.fixture

@@ -10,12 +10,12 @@ import pytest
 import resend
 from resend.exceptions import ResendError
 
+from emulator.testing import EmulatorServer
 from tests.conftest import make_settings
 from tests.templates_helpers import (
     ORDER_HTML,
     ORDER_TEXT,
     T0,
-    ThreadServer,
     order_template,
     plain,
     sdk_against,
@@ -23,8 +23,8 @@ from tests.templates_helpers import (
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[ThreadServer]:
-    running = ThreadServer(make_settings()).start()
+def server() -> Iterator[EmulatorServer]:
+    running = EmulatorServer(make_settings(port=0)).start()
     try:
         yield running
     finally:
@@ -32,17 +32,17 @@ def server() -> Iterator[ThreadServer]:
 
 
 @pytest.fixture
-def emulator(server: ThreadServer) -> Iterator[ThreadServer]:
+def emulator(server: EmulatorServer) -> Iterator[EmulatorServer]:
     server.reset()
     with sdk_against(server.url):
         yield server
 
 
-def advance(server: ThreadServer, seconds: float) -> None:
+def advance(server: EmulatorServer, seconds: float) -> None:
     assert httpx.post(f"{server.url}/_emulator/clock/advance", json={"seconds": seconds}).status_code == 200
 
 
-def test_create_get_publish_whole_bodies(emulator: ThreadServer) -> None:
+def test_create_get_publish_whole_bodies(emulator: EmulatorServer) -> None:
     created = resend.Templates.create(order_template())  # type: ignore[arg-type]
     template_id = created["id"]
     assert plain(created) == {"id": template_id, "object": "template"}
@@ -69,7 +69,7 @@ def test_create_get_publish_whole_bodies(emulator: ThreadServer) -> None:
     assert len({template_id, got["current_version_id"], *variable_ids}) == 4
 
 
-def test_update_then_get_by_alias_shows_the_draft(emulator: ThreadServer) -> None:
+def test_update_then_get_by_alias_shows_the_draft(emulator: EmulatorServer) -> None:
     template_id = resend.Templates.create(order_template())["id"]  # type: ignore[arg-type]
     resend.Templates.publish(template_id)
     version = resend.Templates.get(template_id)["current_version_id"]
@@ -84,7 +84,7 @@ def test_update_then_get_by_alias_shows_the_draft(emulator: ThreadServer) -> Non
     assert got["current_version_id"] != version
 
 
-def test_list_is_paginated_newest_first(emulator: ThreadServer) -> None:
+def test_list_is_paginated_newest_first(emulator: EmulatorServer) -> None:
     ids = [resend.Templates.create({"name": f"t{n}", "html": "<p>hi</p>"})["id"] for n in range(3)]
     page = plain(resend.Templates.list({"limit": 2}))
     assert page == {"object": "list", "has_more": True, "data": [
@@ -100,7 +100,7 @@ def test_list_is_paginated_newest_first(emulator: ThreadServer) -> None:
     assert [item["id"] for item in resend.Templates.list()["data"]] == ids[::-1]
 
 
-def test_duplicate_and_remove(emulator: ThreadServer) -> None:
+def test_duplicate_and_remove(emulator: EmulatorServer) -> None:
     template_id = resend.Templates.create(order_template())["id"]  # type: ignore[arg-type]
     copy = resend.Templates.duplicate("order-confirmation")
     assert plain(copy) == {"id": copy["id"], "object": "template"} and copy["id"] != template_id
@@ -114,14 +114,14 @@ def test_duplicate_and_remove(emulator: ThreadServer) -> None:
     assert (caught.value.code, caught.value.error_type) == (404, "not_found")
 
 
-def test_sdk_reports_validation_errors(emulator: ThreadServer) -> None:
+def test_sdk_reports_validation_errors(emulator: EmulatorServer) -> None:
     with pytest.raises(ResendError) as caught:
         resend.Templates.create({"name": "x", "html": "<p/>",  # type: ignore[typeddict-item]
                                  "variables": [{"key": "EMAIL", "type": "string"}]})
     assert (caught.value.code, caught.value.error_type) == (422, "validation_error")
 
 
-def test_async_methods(emulator: ThreadServer) -> None:
+def test_async_methods(emulator: EmulatorServer) -> None:
     async def scenario() -> None:
         created = await resend.Templates.create_async(order_template())  # type: ignore[arg-type]
         template_id = created["id"]

@@ -10,15 +10,16 @@ import resend
 from resend.exceptions import ResendError
 from starlette.testclient import TestClient
 
+from emulator.testing import EmulatorServer
 from tests.conftest import make_settings
-from tests.templates_helpers import ThreadServer, order_template, plain, sdk_against
+from tests.templates_helpers import order_template, plain, sdk_against
 
 TO = "delivered@resend.dev"
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[ThreadServer]:
-    running = ThreadServer(make_settings()).start()
+def server() -> Iterator[EmulatorServer]:
+    running = EmulatorServer(make_settings(port=0)).start()
     try:
         yield running
     finally:
@@ -26,7 +27,7 @@ def server() -> Iterator[ThreadServer]:
 
 
 @pytest.fixture
-def emulator(server: ThreadServer) -> Iterator[ThreadServer]:
+def emulator(server: EmulatorServer) -> Iterator[EmulatorServer]:
     server.reset()
     with sdk_against(server.url):
         yield server
@@ -42,7 +43,7 @@ def send(client: TestClient, **body: Any) -> Any:
     return client.post("/emails", json={"to": TO, **body})
 
 
-def test_sdk_send_with_published_template_renders_it(emulator: ThreadServer) -> None:
+def test_sdk_send_with_published_template_renders_it(emulator: EmulatorServer) -> None:
     resend.Templates.create(order_template(subject="Your {{{PRODUCT}}}"))  # type: ignore[arg-type]
     resend.Templates.publish("order-confirmation")
     sent = resend.Emails.send({"to": TO, "template": {  # type: ignore[typeddict-item]
@@ -55,7 +56,7 @@ def test_sdk_send_with_published_template_renders_it(emulator: ThreadServer) -> 
     }
 
 
-def test_sdk_send_with_unpublished_template_fails(emulator: ThreadServer) -> None:
+def test_sdk_send_with_unpublished_template_fails(emulator: EmulatorServer) -> None:
     resend.Templates.create(order_template())  # type: ignore[arg-type]
     with pytest.raises(ResendError) as caught:
         resend.Emails.send({"to": TO, "template": {"id": "order-confirmation"}})  # type: ignore[typeddict-item]

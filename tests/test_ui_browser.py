@@ -13,8 +13,9 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, ViewportSize, expect, sync_playwright
 
+from emulator.testing import EmulatorServer
 from tests.conftest import AUTH
-from tests.ui_helpers import CHROMIUM, CHROMIUM_ARGS, ServerThread, Tracker, running_server
+from tests.ui_helpers import CHROMIUM, CHROMIUM_ARGS, Tracker, running_server
 
 pytestmark = [
     pytest.mark.browser,
@@ -29,7 +30,7 @@ MOBILE: ViewportSize = {"width": 390, "height": 844}
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[ServerThread]:
+def server() -> Iterator[EmulatorServer]:
     with running_server() as running:
         yield running
 
@@ -48,7 +49,7 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
 
 
 @pytest.fixture
-def api(server: ServerThread) -> Iterator[httpx.Client]:
+def api(server: EmulatorServer) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=server.url, headers=AUTH, timeout=30) as client:
         assert client.post("/_emulator/reset").status_code == 200
         yield client
@@ -76,12 +77,12 @@ def attachment(filename: str, content: bytes, content_id: str | None = None) -> 
     return {**part, "content_id": content_id} if content_id else part
 
 
-def open_outbox(page: Page, server: ServerThread, query: str = "") -> None:
+def open_outbox(page: Page, server: EmulatorServer, query: str = "") -> None:
     page.goto(f"{server.url}{UI}/{query}")
     expect(page.locator("#live")).to_have_class("live on")
 
 
-def test_new_email_appears_live_and_opens_with_parts_and_eml(page: Page, server: ServerThread,
+def test_new_email_appears_live_and_opens_with_parts_and_eml(page: Page, server: EmulatorServer,
                                                              api: httpx.Client) -> None:
     open_outbox(page, server)
     expect(page.locator("#rows tr.none")).to_be_visible()
@@ -121,7 +122,7 @@ def test_new_email_appears_live_and_opens_with_parts_and_eml(page: Page, server:
     assert "invoice.pdf" in names
 
 
-def test_status_changes_reach_the_open_list_and_message(page: Page, server: ServerThread,
+def test_status_changes_reach_the_open_list_and_message(page: Page, server: EmulatorServer,
                                                         api: httpx.Client) -> None:
     bounce_id = send(api, subject="Will bounce", to=["bounced@resend.dev"])
     open_outbox(page, server)
@@ -143,7 +144,7 @@ def test_status_changes_reach_the_open_list_and_message(page: Page, server: Serv
     expect(page.locator(f'#rows tr.row[data-id="{email_id}"] .badge')).to_have_text("delivered")
 
 
-def test_width_toggle_and_tabs_by_keyboard(page: Page, server: ServerThread, api: httpx.Client) -> None:
+def test_width_toggle_and_tabs_by_keyboard(page: Page, server: EmulatorServer, api: httpx.Client) -> None:
     email_id = send(api, html="<p id=wide>Hello</p>", text="Hello")
     page.goto(f"{server.url}{UI}/messages/{email_id}")
     preview = page.locator("#preview")
@@ -175,7 +176,7 @@ def tracker() -> Iterator[Tracker]:
     remote.close()
 
 
-def test_hostile_html_cannot_script_or_navigate_the_ui(page: Page, server: ServerThread,
+def test_hostile_html_cannot_script_or_navigate_the_ui(page: Page, server: EmulatorServer,
                                                        api: httpx.Client, tracker: Tracker) -> None:
     email_id = send(api, subject='<i id="markup">Pwned</i> & "quoted"',
                     html=HOSTILE_HTML.replace("{tracker}", tracker.url))
@@ -210,7 +211,7 @@ def test_hostile_html_cannot_script_or_navigate_the_ui(page: Page, server: Serve
     assert page.evaluate("window.__pwned") is None
 
 
-def test_frame_opened_directly_still_cannot_run_script(page: Page, server: ServerThread,
+def test_frame_opened_directly_still_cannot_run_script(page: Page, server: EmulatorServer,
                                                        api: httpx.Client) -> None:
     email_id = send(api, html=HOSTILE_HTML.replace("{tracker}", "http://127.0.0.1:9"))
     page.goto(f"{server.url}{UI}/messages/{email_id}/frame")
@@ -243,7 +244,7 @@ def _subjects(page: Page) -> list[str]:
     return page.locator("#rows tr.row .subject").all_inner_texts()
 
 
-def test_search_and_status_filter_with_a_thousand_emails(page: Page, server: ServerThread,
+def test_search_and_status_filter_with_a_thousand_emails(page: Page, server: EmulatorServer,
                                                          api: httpx.Client) -> None:
     _bulk(api, 1000)
     open_outbox(page, server)
@@ -330,7 +331,7 @@ def _sample_mailbox(api: httpx.Client) -> str:
 
 
 @pytest.mark.parametrize(("name", "viewport"), [("desktop", DESKTOP), ("mobile", MOBILE)])
-def test_screenshots(browser: Browser, server: ServerThread, api: httpx.Client, name: str,
+def test_screenshots(browser: Browser, server: EmulatorServer, api: httpx.Client, name: str,
                      viewport: ViewportSize) -> None:
     receipt = _sample_mailbox(api)
     context = browser.new_context(viewport=viewport, device_scale_factor=1, color_scheme="light",

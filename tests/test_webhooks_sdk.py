@@ -3,8 +3,6 @@ on a delivery the process made to a real receiver."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -12,24 +10,15 @@ import httpx
 import pytest
 import resend
 
+from tests.conftest import running_cli
 from tests.webhooks_helpers import Receiver, running_receiver, verify_resend
 
 
 @pytest.fixture(scope="module")
 def server_url() -> Iterator[str]:
     start = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "emulator", "--port", "0", "--no-smtp", "--api-key", "re_test_123",
-         "--clock", "frozen", "--clock-start", start],
-        stdout=subprocess.PIPE, text=True,
-    )
-    assert process.stdout is not None
-    url = process.stdout.readline().split()[-1]
-    try:
+    with running_cli("--api-key", "re_test_123", "--clock", "frozen", "--clock-start", start) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 @pytest.fixture

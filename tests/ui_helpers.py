@@ -1,18 +1,14 @@
-"""A real emulator server (uvicorn on 127.0.0.1, port 0, in a thread) and a Chromium for UI tests."""
+"""A real emulator server (EmulatorServer: 127.0.0.1, port 0, in a thread) and a Chromium for UI tests."""
 
 from __future__ import annotations
 
-import asyncio
-import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-import uvicorn
-
-from emulator.app import create_app
+from emulator.testing import EmulatorServer
 from tests.conftest import make_settings
 
 CHROMIUM = "/usr/bin/chromium"
@@ -20,43 +16,10 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
-class ServerThread:
-    def __init__(self, **settings: Any) -> None:
-        self.app = create_app(make_settings(**settings))
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        # Open UI event streams must not hold up the shutdown at the end of the run.
-        config = uvicorn.Config(self.app, log_level="warning", timeout_graceful_shutdown=1)
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        asyncio.run(self.server.serve(sockets=[self.sock]))
-
-    def start(self) -> None:
-        self.thread.start()
-        ready = threading.Event()
-        while not self.server.started and self.thread.is_alive():
-            ready.wait(0.01)
-        assert self.server.started, "the emulator did not start"
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=15)
-        self.sock.close()
-
-
 @contextmanager
-def running_server(**settings: Any) -> Iterator[ServerThread]:
-    server = ServerThread(**settings)
-    server.start()
-    try:
+def running_server(**settings: Any) -> Iterator[EmulatorServer]:
+    with EmulatorServer(make_settings(port=0, **settings)) as server:
         yield server
-    finally:
-        server.stop()
 
 
 class Tracker:
