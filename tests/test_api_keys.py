@@ -5,6 +5,7 @@ from __future__ import annotations
 from starlette.testclient import TestClient
 
 from tests.conftest import AUTH
+from tests.openapi_oracle import check, needs_spec
 
 
 def test_create_returns_id_object_and_token(client: TestClient) -> None:
@@ -79,3 +80,12 @@ def test_deleted_key_stops_authenticating(client: TestClient) -> None:
     assert denied.status_code == 403
     assert denied.json()["name"] == "restricted_api_key"
     assert created["id"] not in [k["id"] for k in client.get("/api-keys", headers=AUTH).json()["data"]]
+
+
+@needs_spec
+def test_responses_validate_against_openapi(client: TestClient) -> None:
+    created = client.post("/api-keys", json={"name": "ci"}).json()
+    check("CreateApiKeyResponse", created)
+    check("ListApiKeysResponse", client.get("/api-keys").json())
+    check("UpdateApiKeyResponse", client.patch(f"/api-keys/{created['id']}", json={"name": "x"}).json())
+    check("DeleteApiKeyResponse", client.delete(f"/api-keys/{created['id']}").json())

@@ -5,6 +5,7 @@ from __future__ import annotations
 from starlette.testclient import TestClient
 
 from tests.conftest import flush
+from tests.openapi_oracle import check, needs_spec
 
 
 def create(client: TestClient, **body: object) -> dict:  # type: ignore[type-arg]
@@ -132,3 +133,18 @@ def test_claim_expires_on_the_clock(client: TestClient) -> None:
     claim = client.post("/domains/claim", json={"name": "acme.dev"}).json()
     client.post("/_emulator/clock/advance", json={"days": 8})
     assert client.get(f"/domains/{claim['domain_id']}/claim").json()["status"] == "expired"
+
+
+@needs_spec
+def test_responses_validate_against_openapi(client: TestClient) -> None:
+    created = create(client, tracking_subdomain="links", capabilities={"receiving": "enabled"})
+    domain_id = created["id"]
+    check("CreateDomainResponse", created)
+    check("Domain", client.get(f"/domains/{domain_id}").json())
+    check("ListDomainsResponse", client.get("/domains").json())
+    updated = client.patch(f"/domains/{domain_id}", json={"tls": "enforced"}).json()
+    check("UpdateDomainResponseSuccess", updated)
+    check("VerifyDomainResponse", client.post(f"/domains/{domain_id}/verify").json())
+    claim = client.post("/domains/claim", json={"name": "claimed.dev"}).json()
+    check("DomainClaim", claim)
+    check("DeleteDomainResponse", client.delete(f"/domains/{domain_id}").json())

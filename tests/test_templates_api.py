@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
-import jsonschema
 import pytest
-import yaml
 from starlette.testclient import TestClient
 
 from emulator.app import create_app
 from emulator.template_fields import RESERVED_KEYS
 from tests.conftest import AUTH, make_settings
+from tests.openapi_oracle import check, needs_spec
 from tests.templates_helpers import ORDER_HTML, T0, order_template
 
 UNKNOWN = {"statusCode": 404, "message": "Template not found", "name": "not_found"}
@@ -298,22 +296,7 @@ def test_missing_api_key(client: TestClient) -> None:
 
 # ---- the OpenAPI document as an oracle ---------------------------------------------------------
 
-@functools.cache
-def _spec_components() -> dict[str, Any]:
-    from tests.test_openapi_routes import SPEC
-
-    if not SPEC.exists():
-        pytest.skip("shared/reference is not beside this clone")
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return yaml.load(SPEC.read_text(), Loader=loader)["components"]  # type: ignore[no-any-return]
-
-
-def _spec_validator(schema_name: str) -> Any:
-    components = _spec_components()
-    schema = {"$ref": f"#/components/schemas/{schema_name}", "components": components}
-    return jsonschema.Draft202012Validator(schema)
-
-
+@needs_spec
 def test_fully_populated_responses_validate_against_openapi(client: TestClient) -> None:
     created = client.post("/templates", json=order_template(reply_to=["help@acme.dev"]))
     template_id = created.json()["id"]
@@ -327,4 +310,4 @@ def test_fully_populated_responses_validate_against_openapi(client: TestClient) 
         "RemoveTemplateResponseSuccess": client.delete(f"/templates/{template_id}").json(),
     }
     for schema_name, body in bodies.items():
-        _spec_validator(schema_name).validate(body)
+        check(schema_name, body)

@@ -3,29 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import cache
-from typing import Any
 
 import pytest
-import yaml
-from openapi_schema_validator import OAS31Validator
 from starlette.testclient import TestClient
 
 from emulator.app import all_ops
-from tests.test_openapi_routes import SPEC, spec_operations
+from tests.openapi_oracle import check, needs_spec, spec_operations
 from tests.webhooks_helpers import Receiver, advance, create_hook, running_receiver
 
-pytestmark = pytest.mark.skipif(not SPEC.exists(), reason="shared/reference is not beside this clone")
-
-
-@cache
-def components() -> dict[str, Any]:
-    return yaml.safe_load(SPEC.read_text())["components"]  # type: ignore[no-any-return]
-
-
-def check(schema_name: str, body: Any) -> None:
-    schema = {"$ref": f"#/components/schemas/{schema_name}", "components": components()}
-    OAS31Validator(schema, format_checker=OAS31Validator.FORMAT_CHECKER).validate(body)
+pytestmark = needs_spec
 
 
 @pytest.fixture
