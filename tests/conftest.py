@@ -14,6 +14,7 @@ from starlette.testclient import TestClient
 
 from emulator.app import create_app
 from emulator.config import Settings
+from emulator.testing import EmulatorServer
 
 KEY = "re_test_123"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -85,3 +86,10 @@ def running_cli(*args: str) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def live_server() -> Iterator[EmulatorServer]:
+    """A real server (uvicorn in a thread, 127.0.0.1, port 0) shared by a module; reset it per test."""
+    with EmulatorServer(make_settings(port=0)) as server:
+        yield server

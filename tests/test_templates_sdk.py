@@ -11,7 +11,6 @@ import resend
 from resend.exceptions import ResendError
 
 from emulator.testing import EmulatorServer
-from tests.conftest import make_settings
 from tests.templates_helpers import (
     ORDER_HTML,
     ORDER_TEXT,
@@ -22,20 +21,11 @@ from tests.templates_helpers import (
 )
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[EmulatorServer]:
-    running = EmulatorServer(make_settings(port=0)).start()
-    try:
-        yield running
-    finally:
-        running.stop()
-
-
 @pytest.fixture
-def emulator(server: EmulatorServer) -> Iterator[EmulatorServer]:
-    server.reset()
-    with sdk_against(server.url):
-        yield server
+def emulator(live_server: EmulatorServer) -> Iterator[EmulatorServer]:
+    live_server.reset()
+    with sdk_against(live_server.url):
+        yield live_server
 
 
 def advance(server: EmulatorServer, seconds: float) -> None:

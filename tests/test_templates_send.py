@@ -11,26 +11,16 @@ from resend.exceptions import ResendError
 from starlette.testclient import TestClient
 
 from emulator.testing import EmulatorServer
-from tests.conftest import make_settings
 from tests.templates_helpers import order_template, plain, sdk_against
 
 TO = "delivered@resend.dev"
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[EmulatorServer]:
-    running = EmulatorServer(make_settings(port=0)).start()
-    try:
-        yield running
-    finally:
-        running.stop()
-
-
 @pytest.fixture
-def emulator(server: EmulatorServer) -> Iterator[EmulatorServer]:
-    server.reset()
-    with sdk_against(server.url):
-        yield server
+def emulator(live_server: EmulatorServer) -> Iterator[EmulatorServer]:
+    live_server.reset()
+    with sdk_against(live_server.url):
+        yield live_server
 
 
 def publish(client: TestClient, **overrides: Any) -> str:
