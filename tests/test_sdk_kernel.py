@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 
 import httpx
@@ -63,3 +64,19 @@ def test_sdk_sees_resend_errors(sdk: str) -> None:
     with pytest.raises(resend.exceptions.ResendError) as denied:
         resend.Domains.list()
     assert denied.value.code == 403
+
+
+def test_async_api_keys_and_domains_methods(sdk: str) -> None:
+    async def scenario() -> None:
+        key = await resend.ApiKeys.create_async({"name": "async"})
+        assert key["id"] in [k["id"] for k in (await resend.ApiKeys.list_async())["data"]]
+        await resend.ApiKeys.update_async({"id": key["id"], "name": "renamed"})
+        assert (await resend.ApiKeys.remove_async(key["id"]))["deleted"] is True
+        domain = await resend.Domains.create_async({"name": "async.acme.dev"})
+        assert (await resend.Domains.get_async(domain["id"]))["name"] == "async.acme.dev"
+        assert [d["id"] for d in (await resend.Domains.list_async())["data"]] == [domain["id"]]
+        await resend.Domains.update_async({"id": domain["id"], "click_tracking": True})
+        assert (await resend.Domains.verify_async(domain["id"]))["id"] == domain["id"]
+        assert (await resend.Domains.remove_async(domain["id"]))["deleted"] is True
+
+    asyncio.run(scenario())

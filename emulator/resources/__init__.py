@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from emulator.resources import api_keys, domains, emails, receiving, templates, webhooks
+from emulator.resources import api_keys, domain_claims, domains, emails, receiving, templates, webhooks
 
 MODULES: list[ModuleType] = [
     api_keys,
     domains,
+    domain_claims,
     emails,
     receiving,
     templates,

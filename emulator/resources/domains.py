@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
@@ -17,7 +16,7 @@ from emulator.config import DEFAULT_ACCOUNT
 from emulator.control import body_of
 from emulator.errors import ApiError, invalid, not_found
 from emulator.events import emit
-from emulator.http import ApiRequest, Op, Reply, json_response
+from emulator.http import ApiRequest, Op, json_response
 from emulator.jobs import schedule
 from emulator.pages import fetch_page, list_body, parse_page
 
@@ -46,18 +45,6 @@ TABLES = [
         created_at TEXT NOT NULL
     )""",
     "CREATE INDEX IF NOT EXISTS domains_name ON domains (name)",
-    """CREATE TABLE IF NOT EXISTS domain_claims (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        id TEXT NOT NULL UNIQUE,
-        account TEXT NOT NULL,
-        domain_id TEXT NOT NULL,
-        name TEXT NOT NULL,
-        status TEXT NOT NULL,
-        region TEXT NOT NULL,
-        token TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        expires_at TEXT NOT NULL
-    )""",
 ]
 REGIONS = ["us-east-1", "eu-west-1", "sa-east-1", "ap-northeast-1"]
 TLS_MODES = ["opportunistic", "enforced"]
@@ -67,7 +54,6 @@ OUTCOMES = ["verified", "failed", "partially_verified", "partially_failed", "tem
 DOMAIN_NAME = re.compile(r"^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
 LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 DKIM_PREFIX = "MIGfMA0GCSqGSIb3DQEBAQUAA4GNADCBiQKBgQ"
-CLAIM_LIFETIME = timedelta(days=7)
 
 
 # ---- records -----------------------------------------------------------------------------------
@@ -136,7 +122,7 @@ def event_data(row: Row) -> dict[str, Any]:
 
 # ---- validation --------------------------------------------------------------------------------
 
-def _domain_name(body: dict[str, Any]) -> str:
+def parse_domain_name(body: dict[str, Any]) -> str:
     name = validate.string(body, "name", required_=True)
     assert name is not None
     name = name.strip().lower().rstrip(".")
@@ -145,7 +131,7 @@ def _domain_name(body: dict[str, Any]) -> str:
     return name
 
 
-def _region(body: dict[str, Any]) -> str:
+def parse_region(body: dict[str, Any]) -> str:
     region = body.get("region", "us-east-1")
     if region not in REGIONS:
         raise ApiError(errors.INVALID_REGION,
@@ -188,11 +174,11 @@ def _new_dkim(tx: Tx) -> str:
     return DKIM_PREFIX + tx.emu.ids.base64_secret(96).rstrip("=")[:178] + "IDAQAB"
 
 
-async def _insert_domain(tx: Tx, name: str, body: dict[str, Any], capabilities: dict[str, str],
+async def insert_domain(tx: Tx, name: str, body: dict[str, Any], capabilities: dict[str, str],
                          tls: str) -> Row:
     row: Row = {
         "id": tx.new_id(), "account": tx.account, "name": name, "status": "not_started",
-        "region": _region(body), "custom_return_path": _label(body, "custom_return_path") or "send",
+        "region": parse_region(body), "custom_return_path": _label(body, "custom_return_path") or "send",
         "open_tracking": int(bool(validate.boolean(body, "open_tracking"))),
         "click_tracking": int(bool(validate.boolean(body, "click_tracking"))),
         "tls": tls, "sending": capabilities["sending"], "receiving": capabilities["receiving"],
@@ -201,17 +187,17 @@ async def _insert_domain(tx: Tx, name: str, body: dict[str, Any], capabilities: 
     }
     row["records"] = json.dumps(build_records(row, "not_started"))
     await tx.insert("domains", row)
-    _changed(tx)
+    domains_changed(tx)
     await emit(tx, "domain.created", event_data(row), subject_id=row["id"])
     return row
 
 
 async def create_domain(tx: Tx, body: dict[str, Any]) -> dict[str, Any]:
-    name = _domain_name(body)
+    name = parse_domain_name(body)
     capabilities = _capability_values(body, {"sending": "enabled", "receiving": "disabled"})
     tls = validate.one_of(body, "tls", TLS_MODES) or "opportunistic"
     await _registered(tx, name)
-    row = await _insert_domain(tx, name, body, capabilities, tls)
+    row = await insert_domain(tx, name, body, capabilities, tls)
     return serialize(row, with_object=False)
 
 
@@ -251,7 +237,7 @@ async def update_domain(tx: Tx, domain_id: str, body: dict[str, Any]) -> dict[st
         record["status"] = old.get((record["record"], record["type"], record["name"]), "not_started")
     changes["records"] = json.dumps(records)
     await tx.update("domains", domain_id, changes)
-    _changed(tx)
+    domains_changed(tx)
     row["records"] = changes["records"]
     await emit(tx, "domain.updated", event_data(row), subject_id=domain_id)
     return {"object": "domain", "id": domain_id}
@@ -260,7 +246,7 @@ async def update_domain(tx: Tx, domain_id: str, body: dict[str, Any]) -> dict[st
 async def delete_domain(tx: Tx, domain_id: str) -> dict[str, Any]:
     row = await get_domain_row(tx, domain_id)
     await tx.run("DELETE FROM domains WHERE id = ?", (domain_id,))
-    _changed(tx)
+    domains_changed(tx)
     await tx.run("UPDATE domain_claims SET status = 'canceled' WHERE domain_id = ? AND status = 'pending'",
                  (domain_id,))
     await emit(tx, "domain.deleted", event_data(row), subject_id=domain_id)
@@ -273,7 +259,7 @@ async def _set_status(tx: Tx, row: Row, status: str, record_status: str) -> None
         record["status"] = record_status
     row.update(status=status, records=json.dumps(records))
     await tx.update("domains", row["id"], {"status": status, "records": row["records"]})
-    _changed(tx)
+    domains_changed(tx)
     await emit(tx, "domain.updated", event_data(row), subject_id=row["id"])
 
 
@@ -308,7 +294,7 @@ async def set_verify_outcome(tx: Tx, domain_id: str, outcome: str) -> None:
 CACHE = "receiving_domains"
 
 
-def _changed(tx: Tx) -> None:
+def domains_changed(tx: Tx) -> None:
     """Call in any transaction that writes the domains table (drops the receiving-route cache)."""
     emu = tx.emu
     emu.invalidate(CACHE)
@@ -338,75 +324,6 @@ async def verified_domain(tx: Tx, name: str) -> Row | None:
     )
 
 
-# ---- claims ------------------------------------------------------------------------------------
-
-def claim_body(claim: Row) -> dict[str, Any]:
-    return {
-        "object": "domain_claim", "id": claim["id"], "name": claim["name"], "status": claim["status"],
-        "domain_id": claim["domain_id"], "region": claim["region"],
-        "record": {"type": "TXT", "name": claim["name"],
-                   "value": f"resend-domain-verification={claim['token']}", "ttl": "Auto"},
-        "blocked_reason": None, "failure_reason": None,
-        "created_at": pg_timestamp(from_db(claim["created_at"])),
-        "expires_at": pg_timestamp(from_db(claim["expires_at"])),
-    }
-
-
-async def create_claim(tx: Tx, body: dict[str, Any]) -> Reply:
-    name = _domain_name(body)
-    region = _region(body)
-    existing = await tx.one(
-        "SELECT * FROM domain_claims WHERE account = ? AND name = ? AND status = 'pending'"
-        " AND region = ? AND expires_at > ? ORDER BY seq DESC",
-        (tx.account, name, region, tx.now_db),
-    )
-    if existing is not None:
-        return Reply(claim_body(existing), 200)
-    await tx.run("UPDATE domain_claims SET status = 'superseded' WHERE account = ? AND name = ?"
-                 " AND status = 'pending'", (tx.account, name))
-    placeholder = await tx.one("SELECT * FROM domains WHERE account = ? AND name = ?", (tx.account, name))
-    if placeholder is None:
-        placeholder = await _insert_domain(tx, name, body, {"sending": "enabled", "receiving": "disabled"},
-                                           "opportunistic")
-    claim: Row = {
-        "id": tx.new_id(), "account": tx.account, "domain_id": placeholder["id"], "name": name,
-        "status": "pending", "region": region, "token": tx.emu.ids.hex(16), "created_at": tx.now_db,
-        "expires_at": (tx.now + CLAIM_LIFETIME).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-    }
-    await tx.insert("domain_claims", claim)
-    return Reply(claim_body(claim), 201)
-
-
-async def _latest_claim(tx: Tx, domain_id: str) -> Row:
-    await get_domain_row(tx, domain_id)
-    claim = await tx.one("SELECT * FROM domain_claims WHERE account = ? AND domain_id = ?"
-                         " ORDER BY seq DESC LIMIT 1", (tx.account, domain_id))
-    if claim is None:
-        raise not_found("Domain claim")
-    return claim
-
-
-async def get_claim(tx: Tx, domain_id: str) -> dict[str, Any]:
-    claim = await _latest_claim(tx, domain_id)
-    if claim["status"] == "pending" and claim["expires_at"] <= tx.now_db:
-        claim["status"] = "expired"
-        await tx.update("domain_claims", claim["id"], {"status": "expired"})
-    return claim_body(claim)
-
-
-async def verify_claim(tx: Tx, domain_id: str) -> dict[str, Any]:
-    """The DNS proof is accepted at once: the domain leaves its other owner and the claim completes."""
-    claim = await _latest_claim(tx, domain_id)
-    if claim["status"] == "pending":
-        others = await tx.all("SELECT * FROM domains WHERE name = ? AND id != ?", (claim["name"], domain_id))
-        for other in others:
-            await tx.run("DELETE FROM domains WHERE id = ?", (other["id"],))
-            _changed(tx)
-        claim["status"] = "completed"
-        await tx.update("domain_claims", claim["id"], {"status": "completed"})
-    return claim_body(claim)
-
-
 # ---- HTTP --------------------------------------------------------------------------------------
 
 async def http_create(tx: Tx, req: ApiRequest) -> dict[str, Any]:
@@ -433,18 +350,6 @@ async def http_verify(tx: Tx, req: ApiRequest) -> dict[str, Any]:
     return await verify_domain(tx, req.params["domain_id"])
 
 
-async def http_create_claim(tx: Tx, req: ApiRequest) -> Reply:
-    return await create_claim(tx, req.json_object())
-
-
-async def http_get_claim(tx: Tx, req: ApiRequest) -> dict[str, Any]:
-    return await get_claim(tx, req.params["domain_id"])
-
-
-async def http_verify_claim(tx: Tx, req: ApiRequest) -> dict[str, Any]:
-    return await verify_claim(tx, req.params["domain_id"])
-
-
 async def control_verification(request: Request) -> Response:
     """`POST /_emulator/domains/{id}/verification {"outcome": …}`: what the next verify settles on."""
     emu: Emulator = request.app.state.emu
@@ -468,7 +373,4 @@ OPS = [
     Op("domains/update", "PATCH", "/domains/{domain_id}", http_update),
     Op("domains/remove", "DELETE", "/domains/{domain_id}", http_delete),
     Op("domains/verify", "POST", "/domains/{domain_id}/verify", http_verify),
-    Op("domains/create-claim", "POST", "/domains/claim", http_create_claim, status=201),
-    Op("domains/get-claim", "GET", "/domains/{domain_id}/claim", http_get_claim),
-    Op("domains/verify-claim", "POST", "/domains/{domain_id}/claim/verify", http_verify_claim),
 ]
