@@ -81,3 +81,12 @@ async def emit(tx: Tx, event_type: str, data: dict[str, Any], subject_id: str | 
         await hook(tx, event)
     tx.after_commit(lambda: bus._publish(event))
     return event
+
+
+def notify(tx: Tx, subject_id: str) -> None:
+    """Tell listeners (live UI, outbox waiters) after commit that `subject_id` changed in a way no
+    catalogue event describes (a cancel, a reschedule). Nothing is stored and no webhook fires."""
+    notice: Event = {"id": None, "context": {}, "account": tx.account, "type": "emulator.changed",
+                     "subject_id": subject_id, "created_at": tx.now, "data": {}}
+    bus = tx.emu.events
+    tx.after_commit(lambda: bus._publish(notice))

@@ -144,6 +144,15 @@ def test_status_changes_reach_the_open_list_and_message(page: Page, server: Emul
     expect(page.locator(f'#rows tr.row[data-id="{email_id}"] .badge')).to_have_text("delivered")
 
 
+def test_api_cancel_reaches_the_open_list(page: Page, server: EmulatorServer, api: httpx.Client) -> None:
+    email_id = send(api, subject="Later", scheduled_at="in 1 hour")
+    open_outbox(page, server)
+    badge = page.locator(f'#rows tr.row[data-id="{email_id}"] .badge')
+    expect(badge).to_have_text("scheduled")
+    assert api.post(f"/emails/{email_id}/cancel").status_code == 200
+    expect(badge).to_have_text("canceled")
+
+
 def test_width_toggle_and_tabs_by_keyboard(page: Page, server: EmulatorServer, api: httpx.Client) -> None:
     email_id = send(api, html="<p id=wide>Hello</p>", text="Hello")
     page.goto(f"{server.url}{UI}/messages/{email_id}")

@@ -17,7 +17,7 @@ from emulator.clock import from_db, pg_timestamp, to_db
 from emulator.email_fields import EmailDraft, domain_of
 from emulator.email_schedule import parse_scheduled_at
 from emulator.errors import ApiError, invalid, missing_field, not_found
-from emulator.events import emit
+from emulator.events import emit, notify
 from emulator.http import ApiRequest, Op
 from emulator.jobs import schedule
 from emulator.mime import MimeAttachment, OutgoingMessage, html_to_text, render_message
@@ -341,6 +341,7 @@ async def reschedule(tx: Tx, email_id: str, body: dict[str, Any]) -> dict[str, A
     await tx.update("emails", email_id, {"scheduled_at": to_db(when)})
     # The job at the old time finds a later `scheduled_at` and leaves the email to this one.
     await schedule(tx, delivery_sim.SEND_JOB, when, {"email_id": email_id})
+    notify(tx, email_id)
     row["scheduled_at"] = to_db(when)
     return serialize_email(row)
 
@@ -349,6 +350,7 @@ async def cancel(tx: Tx, email_id: str) -> dict[str, Any]:
     row = await get_email_row(tx, email_id)
     _must_be_scheduled(row, "canceled")
     await tx.update("emails", email_id, {"last_event": "canceled"})
+    notify(tx, email_id)
     row["last_event"] = "canceled"
     return serialize_email(row)
 

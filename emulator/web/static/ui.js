@@ -196,7 +196,8 @@
       var kind = body.dataset.kind;
       var received = message.type === "email.received" || message.type === "inbound";
       if (message.type === "reset" || message.type === "resync" ||
-          (kind === "received" ? received : /^email\./.test(message.type) || message.type === "outbox")) {
+          (kind === "received" ? received : /^email\./.test(message.type) || message.type === "outbox" ||
+           message.type === "emulator.changed")) {
         refreshRows();
       }
     } else if (page === "message") {
