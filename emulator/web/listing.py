@@ -169,7 +169,7 @@ TOTAL_CAP = 10_000
 async def _total(tx: Tx, box: Box, filters: Filters) -> str | None:
     if filters.active:
         return None
-    row = await tx.one(f"SELECT count(*) AS n FROM (SELECT 1 FROM {box.table} WHERE account = ?"  # noqa: S608
+    row = await tx.one(f"SELECT count(*) AS n FROM (SELECT 1 FROM {box.table} WHERE account = ?"
                        f" LIMIT {TOTAL_CAP + 1})", [tx.account])
     count = int(row["n"]) if row else 0
     return f"{TOTAL_CAP}+" if count > TOTAL_CAP else str(count)
