@@ -42,7 +42,14 @@ if TYPE_CHECKING:
     from emulator.context import Emulator
     from emulator.db import Tx
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+def _fixtures() -> Path:
+    """`fixtures/` of a source checkout, else the copy a wheel installs as `emulator/fixtures/`."""
+    here = Path(__file__).resolve().parent
+    checkout = here.parent / "fixtures"
+    return checkout if checkout.is_dir() else here / "fixtures"
+
+
+FIXTURES = _fixtures()
 KINDS = ("api_keys", "domains", "templates", "webhooks", "emails", "demo")
 PLANNED = {"contacts", "segments", "audiences", "topics", "broadcasts", "contact_properties"}
 DESCRIPTIVE = {"name", "description"}

@@ -327,4 +327,6 @@ def _pick_ports(ports: dict[str, int]) -> tuple[int | None, int | None]:
 
 def fixtures_dir() -> Path:
     """The directory of the bundled seed scenarios (`fixtures/*.json`)."""
-    return Path(__file__).resolve().parent.parent / "fixtures"
+    from emulator.scenarios import FIXTURES
+
+    return FIXTURES
