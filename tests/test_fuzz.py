@@ -58,8 +58,9 @@ def fuzz_client() -> Iterator[TestClient]:
             "order-confirmation",
             client.post("/webhooks", json={"endpoint": "http://127.0.0.1:9/hook",
                                            "events": ["email.sent"]}).json()["id"],
-            client.post("/emails", json={"from": "a@fuzz.acme.dev", "to": ["delivered@resend.dev"],
-                                         "subject": "s", "text": "t", "scheduled_at": "in 1 hour"}).json()["id"],
+            client.post("/emails", json={
+                "from": "a@fuzz.acme.dev", "to": ["delivered@resend.dev"], "subject": "s", "text": "t",
+                "scheduled_at": "in 1 hour"}).json()["id"],
         ]
         yield client
 
@@ -72,7 +73,8 @@ def _path(op: Op, draw_segment: Any) -> str:
 @pytest.mark.parametrize("op", all_ops(), ids=lambda op: f"{op.method} {op.path}")
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_operation_never_fails_with_a_server_error(fuzz_client: TestClient, op: Op, data: st.DataObject) -> None:
+def test_operation_never_fails_with_a_server_error(fuzz_client: TestClient, op: Op,
+                                                   data: st.DataObject) -> None:
     fields = _request_fields(op) or FIELD_NAMES
     body = data.draw(st.dictionaries(st.sampled_from(fields), json_values, max_size=6) | bodies)
     path = _path(op, lambda: data.draw(segments))
