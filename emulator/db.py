@@ -6,7 +6,8 @@ Side effects registered with `Tx.after_commit` run only once the transaction has
 Speed: each call into aiosqlite is a round trip to its worker thread (~50–100 µs on this machine), so a
 transaction batches its work into as few trips as it can. Writes that need no answer (`insert`, `update`,
 `many`, `queue`) wait in the transaction and travel with the next read or with the commit; `BEGIN` rides
-along with the first trip. A send that reads nothing costs one trip in all.
+along with the first trip that writes. A send that reads nothing costs one trip in all, and a
+transaction that only reads costs one trip per read.
 """
 
 from __future__ import annotations
@@ -186,11 +187,14 @@ class Tx:
         """A write whose result is not needed: it travels with the next read or the commit."""
         self._state.pending.append((sql, params, False))
 
-    async def _trip(self, then: Callable[[sqlite3.Connection], Any]) -> Any:
+    async def _trip(self, then: Callable[[sqlite3.Connection], Any], writes_now: bool = False) -> Any:
         state = self._state
         writes, state.pending = state.pending, []
-        begin = not state.begun
-        state.begun = True
+        # BEGIN only once something is written: reads before that run in autocommit mode, which is
+        # just as consistent here (the lock keeps every other writer out), and a transaction that
+        # only reads then needs no COMMIT trip at all.
+        begin = not state.begun and bool(writes or writes_now)
+        state.begun = state.begun or begin
 
         def work(raw: sqlite3.Connection) -> Any:
             if begin:
@@ -209,7 +213,7 @@ class Tx:
                 _apply(raw, deferred)
                 raw.execute("COMMIT")
 
-            await self._trip(finish)
+            await self._trip(finish, writes_now=True)
         except BaseException:
             self.db.restore_deferred(deferred)
             await self.db.call(lambda raw: raw.in_transaction and raw.execute("ROLLBACK"))
@@ -223,7 +227,8 @@ class Tx:
 
     async def run(self, sql: str, params: Params = ()) -> int:
         """Execute now and return the number of rows changed."""
-        return await self._trip(lambda raw: raw.execute(sql, params).rowcount)  # type: ignore[no-any-return]
+        return await self._trip(lambda raw: raw.execute(sql, params).rowcount,  # type: ignore[no-any-return]
+                                writes_now=True)
 
     async def many(self, sql: str, rows: Iterable[Params]) -> None:
         self._state.pending.append((sql, list(rows), True))

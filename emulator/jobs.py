@@ -190,8 +190,10 @@ class JobRunner:
             except Exception:  # a broken job must never stop the runner
                 log.exception("job %s failed", job["kind"])
             finally:
-                async with self.emu.transaction() as tx:
-                    tx.queue("DELETE FROM jobs WHERE seq = ?", (job["seq"],))
+                # Rides with the next commit instead of costing one of its own. A crash before that
+                # leaves the row claimed; start() re-runs it, and handlers treat a repeat as a no-op
+                # (a delivered message is not sent again).
+                self.emu.db.defer("DELETE FROM jobs WHERE seq = ?", (job["seq"],))
 
     async def flush(self, rounds: int = 1000) -> None:
         """Run everything due now, including what those jobs make due, and wait for it all."""
