@@ -53,10 +53,28 @@ async def find(tx: Tx, email: str) -> Row | None:
                         (tx.account, normalize(email)))
 
 
+CACHE = "suppressing_accounts"
+
+
+async def _accounts_with_entries(tx: Tx) -> set[str]:
+    # Every delivery outcome asks; most accounts have an empty list, which this answers from memory.
+    accounts = tx.emu.cache.get(CACHE)
+    if accounts is None:
+        rows = await tx.all("SELECT DISTINCT account FROM suppressions")
+        accounts = tx.emu.cache[CACHE] = {row["account"] for row in rows}
+    return accounts  # type: ignore[no-any-return]
+
+
+def _changed(tx: Tx) -> None:
+    emu = tx.emu
+    emu.invalidate(CACHE)
+    tx.after_commit(lambda: emu.invalidate(CACHE))
+
+
 async def lookup(tx: Tx, emails: list[str]) -> dict[str, Row]:
-    """The suppressions among `emails`, keyed by normalized address (one query)."""
+    """The suppressions among `emails`, keyed by normalized address (one query at most)."""
     wanted = sorted({normalize(e) for e in emails})
-    if not wanted:
+    if not wanted or tx.account not in await _accounts_with_entries(tx):
         return {}
     marks = ",".join("?" for _ in wanted)
     rows = await tx.all(
@@ -74,10 +92,12 @@ async def add(tx: Tx, email: str, origin: str, source_id: str | None = None) -> 
     row = {"id": tx.new_id(), "account": tx.account, "email": normalize(email), "origin": origin,
            "source_id": source_id, "created_at": tx.now_db}
     await tx.insert("suppressions", row)
+    _changed(tx)
     await emit(tx, "suppression.added", event_data(row), subject_id=row["id"])
     return row
 
 
 async def remove(tx: Tx, row: Row) -> None:
     await tx.run("DELETE FROM suppressions WHERE id = ? AND account = ?", (row["id"], tx.account))
+    _changed(tx)
     await emit(tx, "suppression.removed", event_data(row), subject_id=row["id"])
