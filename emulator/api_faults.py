@@ -105,7 +105,7 @@ async def before_op(emu: Emulator, op: Op, request: Request, credential: Credent
     if not book(emu).rules:
         return
     account = credential.account if credential else None
-    rule = book(emu).take(request.method, request.url.path, op.path, account)
+    rule = book(emu).take(request.method, request.scope["path"], op.path, account)
     if rule is None:
         return
     if rule.delay_ms:

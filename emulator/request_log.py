@@ -57,7 +57,7 @@ def record(emu: Emulator, request: Request, credential: Credential | None, statu
     if credential is None:
         return
     emu.db.defer(INSERT, (
-        log_ids(emu).uuid(), credential.account, to_db(emu.clock.now()), request.url.path,
+        log_ids(emu).uuid(), credential.account, to_db(emu.clock.now()), request.scope["path"],
         request.method, status, request.headers.get("user-agent"), _request_body(request),
         response_body.decode() if len(response_body) <= MAX_LOGGED_BODY else None,
     ))
