@@ -141,6 +141,7 @@ class _TxState:
 
     def __init__(self) -> None:
         self.begun = False
+        self.trips = 0
         self.pending: list[Write] = []
         self.callbacks: list[Callable[[], None]] = []
 
@@ -187,8 +188,22 @@ class Tx:
         """A write whose result is not needed: it travels with the next read or the commit."""
         self._state.pending.append((sql, params, False))
 
+    def mark(self) -> tuple[int, int]:
+        """A point to undo queued writes back to (see `unqueue`), valid while nothing is sent."""
+        return len(self._state.pending), self._state.trips
+
+    def sent_since(self, mark: tuple[int, int]) -> bool:
+        """Whether queued writes have reached the database since `mark` (then only SQL can undo them)."""
+        return self._state.trips != mark[1]
+
+    def unqueue(self, mark: tuple[int, int], count: int | None = None) -> None:
+        """Drop the writes queued since `mark` (all of them, or the first `count`)."""
+        end = None if count is None else mark[0] + count
+        del self._state.pending[mark[0]:end]
+
     async def _trip(self, then: Callable[[sqlite3.Connection], Any], writes_now: bool = False) -> Any:
         state = self._state
+        state.trips += 1
         writes, state.pending = state.pending, []
         # BEGIN only once something is written: reads before that run in autocommit mode, which is
         # just as consistent here (the lock keeps every other writer out), and a transaction that

@@ -139,6 +139,10 @@ class JobRunner:
                     (tx.now_db, BATCH),
                 )
                 claimed = [row for row in rows if await self._take(tx, row)]
+                claimed_seqs = {row["seq"] for row in claimed}
+                done = [(row["seq"],) for row in rows if row["seq"] not in claimed_seqs]
+                await tx.many("DELETE FROM jobs WHERE seq = ?", done)
+                await tx.many("UPDATE jobs SET running = 1 WHERE seq = ?", [(r["seq"],) for r in claimed])
                 next_due = None if len(rows) >= BATCH else await self._next_due(tx)
             for job in claimed:
                 task = asyncio.create_task(self._run(job))
@@ -147,23 +151,29 @@ class JobRunner:
             return len(rows), next_due
 
     async def _take(self, tx: Tx, row: Job) -> bool:
-        """Run `row` now if it is an in-transaction job; otherwise mark it claimed and return True."""
+        """Run `row` now if it is an in-transaction job; otherwise return True (to be claimed)."""
         row["payload"] = json.loads(row["payload"])
         in_tx = self.tx_handlers.get(row["kind"])
         if in_tx is None:
-            tx.queue("UPDATE jobs SET running = 1 WHERE seq = ?", (row["seq"],))
             return True
-        mark = len(tx.callbacks)
+        callbacks, mark = len(tx.callbacks), tx.mark()
+        # The savepoint costs nothing unless the job reads (which sends the queue): a job that only
+        # writes is undone by dropping its queued writes.
         tx.queue("SAVEPOINT job")
         try:
             await in_tx(tx.as_account(row["account"]), row)
-            tx.queue("RELEASE job")
+            if tx.sent_since(mark):
+                tx.queue("RELEASE job")
+            else:
+                tx.unqueue(mark, count=1)
         except Exception:  # one broken job must not undo the others in the batch
             log.exception("job %s failed", row["kind"])
-            await tx.run("ROLLBACK TO job")
-            tx.queue("RELEASE job")
-            del tx.callbacks[mark:]
-        tx.queue("DELETE FROM jobs WHERE seq = ?", (row["seq"],))
+            if tx.sent_since(mark):
+                await tx.run("ROLLBACK TO job")
+                tx.queue("RELEASE job")
+            else:
+                tx.unqueue(mark)
+            del tx.callbacks[callbacks:]
         return False
 
     async def _next_due(self, tx: Tx) -> float | None:

@@ -1,0 +1,68 @@
+"""The job runner: due jobs run on the clock, in-transaction jobs are isolated from each other."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from emulator.db import Tx
+from emulator.jobs import schedule
+
+
+def _run(client: TestClient, coroutine: Any) -> Any:
+    return client.portal.call(lambda: coroutine)  # type: ignore[union-attr]
+
+
+async def _accounts(emu: Any) -> list[str]:
+    async with emu.transaction() as tx:
+        return [row["id"] for row in await tx.all("SELECT id FROM accounts ORDER BY id")]
+
+
+async def _write(tx: Tx, job: dict[str, Any]) -> None:
+    tx.queue("INSERT INTO accounts (id, created_at) VALUES (?, 'x')", (job["payload"]["name"],))
+
+
+async def _write_then_fail(tx: Tx, job: dict[str, Any]) -> None:
+    await _write(tx, job)
+    if job["payload"].get("read_first"):
+        await tx.one("SELECT 1")  # sends the queue: undoing needs the savepoint
+    raise RuntimeError("broken job")
+
+
+@pytest.mark.parametrize("read_first", [False, True])
+def test_a_failing_job_is_undone_without_undoing_the_others(client: TestClient, read_first: bool) -> None:
+    emu = client.app.state.emu  # type: ignore[attr-defined]
+    emu.jobs.tx_handler("test.write", _write)
+    emu.jobs.tx_handler("test.fail", _write_then_fail)
+
+    async def scenario() -> list[str]:
+        async with emu.transaction("default") as tx:
+            await schedule(tx, "test.write", tx.now, {"name": "first"})
+            await schedule(tx, "test.fail", tx.now, {"name": "broken", "read_first": read_first})
+            await schedule(tx, "test.write", tx.now, {"name": "last"})
+        await emu.jobs.flush()
+        return await _accounts(emu)
+
+    assert _run(client, scenario()) == ["default", "first", "last"]
+
+
+def test_jobs_wait_for_the_clock(client: TestClient) -> None:
+    emu = client.app.state.emu  # type: ignore[attr-defined]
+    emu.jobs.tx_handler("test.write", _write)
+
+    async def schedule_later() -> None:
+        async with emu.transaction("default") as tx:
+            await schedule(tx, "test.write", tx.now + timedelta(minutes=5), {"name": "later"})
+        await emu.jobs.flush()
+
+    _run(client, schedule_later())
+    assert "later" not in _run(client, _accounts(emu))
+    client.post("/_emulator/clock/advance", json={"minutes": 5})
+    assert "later" in _run(client, _accounts(emu))
+    async def remaining() -> int:
+        async with emu.transaction() as tx:
+            return len(await tx.all("SELECT seq FROM jobs"))
+    assert _run(client, remaining()) == 0
