@@ -85,5 +85,5 @@ async def authenticate(emu: Emulator, request: Request, access: str) -> Credenti
     if access == "full" and not credential.full_access:
         raise ApiError(errors.RESTRICTED_API_KEY)
     emu.db.defer("UPDATE api_keys SET last_used_at = ? WHERE id = ?",
-                 (to_db(emu.clock.now()), credential.key_id))
+                 (to_db(emu.clock.now()), credential.key_id), latest=("last_used", credential.key_id))
     return credential

@@ -59,6 +59,7 @@ class Database:
         self.tables: list[str] = []
         self._conn: aiosqlite.Connection | None = None
         self._deferred: list[Write] = []
+        self._latest: dict[Any, Write] = {}
 
     @property
     def conn(self) -> aiosqlite.Connection:
@@ -91,12 +92,21 @@ class Database:
             await self._conn.close()
             self._conn = None
 
-    def defer(self, sql: str, params: Params) -> None:
-        """Queue a write that may wait for the next commit (request logs, `last_used_at`)."""
-        self._deferred.append((sql, params, False))
+    def defer(self, sql: str, params: Params, latest: Any = None) -> None:
+        """Queue a write that may wait for the next commit (request logs, `last_used_at`). Writes
+        given the same `latest` key replace each other: only the newest is made."""
+        if latest is None:
+            self._deferred.append((sql, params, False))
+        else:
+            self._latest[latest] = (sql, params, False)
+
+    @property
+    def has_deferred(self) -> bool:
+        return bool(self._deferred or self._latest)
 
     def take_deferred(self) -> list[Write]:
-        taken, self._deferred = self._deferred, []
+        taken = [*self._deferred, *self._latest.values()]
+        self._deferred, self._latest = [], {}
         return taken
 
     def restore_deferred(self, writes: list[Write]) -> None:
@@ -104,7 +114,7 @@ class Database:
 
     async def wipe(self) -> None:
         """Empty every table but `meta` (caller holds the lock)."""
-        self._deferred.clear()
+        self.take_deferred()
         tables = list(self.tables)
 
         def wipe_all(raw: sqlite3.Connection) -> None:
@@ -220,7 +230,7 @@ class Tx:
         return await self.db.call(work)
 
     async def commit(self) -> None:
-        if not self.begun and not self._state.pending and not self.db._deferred:
+        if not self.begun and not self._state.pending and not self.db.has_deferred:
             return
         deferred = self.db.take_deferred()
         try:

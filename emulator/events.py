@@ -7,9 +7,10 @@ request emits nothing.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
+
+from emulator.jsontext import compact
 
 if TYPE_CHECKING:
     from emulator.db import Tx
@@ -74,7 +75,7 @@ async def emit(tx: Tx, event_type: str, data: dict[str, Any], subject_id: str | 
     }
     await tx.insert("events", {
         "id": event["id"], "account": tx.account, "type": event_type, "subject_id": subject_id,
-        "created_at": tx.now_db, "data": json.dumps(data, separators=(",", ":")),
+        "created_at": tx.now_db, "data": compact(data),
     })
     bus = tx.emu.events
     for hook in bus.tx_hooks:

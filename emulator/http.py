@@ -18,6 +18,7 @@ from starlette.routing import Route
 from emulator import errors, idempotency, request_log
 from emulator.auth import Credential, authenticate
 from emulator.errors import ApiError
+from emulator.jsontext import compact
 from emulator.ratelimit import rate_limit
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ class Op:
 
 
 def dumps(body: Any) -> bytes:
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    return compact(body).encode()
 
 
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:

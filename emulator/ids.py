@@ -66,11 +66,14 @@ class IdFactory:
                          if key.startswith(ACCOUNT_COUNTER_PREFIX)}
 
     def _bytes(self, size: int) -> bytes:
-        self.counter += 1
         account = _ACCOUNT.get()
-        stream = self.stream if account is None else f"{self.stream}@{account}"
-        material = f"{self.seed}:{stream}:{self.counter}".encode()
-        return hashlib.shake_256(material).digest(size)
+        if account is None:
+            self.main_counter += 1
+            number, stream = self.main_counter, self.stream
+        else:
+            number = self.accounts[account] = self.accounts.get(account, 0) + 1
+            stream = f"{self.stream}@{account}"
+        return hashlib.shake_256(f"{self.seed}:{stream}:{number}".encode()).digest(size)
 
     def uuid(self) -> str:
         """A UUID v4-shaped, lowercase, hyphenated id (the format Resend uses for most objects)."""

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from emulator.clock import from_db, to_db
+from emulator.jsontext import compact
 
 if TYPE_CHECKING:
     from emulator.context import Emulator
@@ -48,7 +49,7 @@ async def schedule(tx: Tx, kind: str, due_at: datetime, payload: dict[str, Any])
     """Add a job in the caller's transaction; the runner hears of it after commit."""
     await tx.insert("jobs", {
         "account": tx.account, "kind": kind, "due_at": to_db(due_at),
-        "payload": json.dumps(payload, separators=(",", ":")),
+        "payload": compact(payload),
     })
     runner = tx.emu.jobs
     tx.after_commit(lambda: runner.wake_for(due_at))

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from emulator.clock import iso_z
 from emulator.jobs import schedule
+from emulator.jsontext import compact
 
 if TYPE_CHECKING:
     from emulator.db import Tx
@@ -63,7 +64,7 @@ def attempt_id(seed: int, message_id: str, ordinal: int) -> str:
 def envelope(event: Event) -> str:
     """The exact body every delivery of this event sends (signed byte for byte)."""
     body = {"type": event["type"], "created_at": iso_z(event["created_at"]), "data": event["data"]}
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    return compact(body)
 
 
 CACHE = "webhooks"

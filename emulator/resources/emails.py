@@ -20,6 +20,7 @@ from emulator.errors import ApiError, invalid, missing_field, not_found
 from emulator.events import emit, notify
 from emulator.http import ApiRequest, Op
 from emulator.jobs import schedule
+from emulator.jsontext import compact
 from emulator.mime import MimeAttachment, OutgoingMessage, html_to_text, render_message
 from emulator.pages import UUID, fetch_page, list_body, parse_page
 
@@ -84,7 +85,7 @@ RESERVED_DOMAINS = frozenset({"example.com", "example.org", "example.net", "test
 
 
 def _dumps(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return None if value is None else compact(value)
 
 
 def _loads(text: str | None) -> Any:
