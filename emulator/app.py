@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -95,9 +94,6 @@ def create_app(settings: Settings | None = None) -> Starlette:
                     await module.start(emu)
                 started.append(module)
             await emu.jobs.start()
-            # Everything made so far (modules, templates, schema) lives as long as the process: keep
-            # it out of the cyclic collector's full passes, which otherwise stall requests.
-            gc.freeze()
             on_ready = emu.state.get("on_ready")
             if on_ready:
                 on_ready(emu)

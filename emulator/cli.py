@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import socket
 import sys
@@ -129,7 +130,7 @@ async def serve(settings: Settings, sock: socket.socket,
     server = uvicorn.Server(config)
     host, port = sock.getsockname()[:2]
     app.state.emu.state["http_url"] = f"http://{host}:{port}"
-    app.state.emu.state["on_ready"] = print_banner
+    app.state.emu.state["on_ready"] = on_ready
     app.state.emu.state["smtp_sockets"] = smtp_sockets or {}
     await server.serve(sockets=[sock])
 
@@ -142,6 +143,11 @@ def bind_smtp(settings: Settings) -> dict[str, socket.socket]:
             for name, port in (("smtp", settings.smtp_port), ("smtps", settings.smtps_port))}
 
 
+def on_ready(emu: Any) -> None:
+    tune_for_serving()
+    print_banner(emu)
+
+
 def print_banner(emu: Any) -> None:
     lines = [f"resend-emulator listening on {emu.state['http_url']}"]
     for name, port in emu.state.get("smtp_ports", {}).items():
@@ -149,6 +155,17 @@ def print_banner(emu: Any) -> None:
     lines.append(f"  API key: {', '.join(emu.settings.provisioned_keys)}")
     lines.append(f"  outbox UI: {emu.state['http_url']}/_emulator/ui/")
     print("\n".join(lines), flush=True)
+
+
+def tune_for_serving() -> None:
+    """Garbage-collector settings for a process that only serves the emulator (not for library use:
+    a test process embedding the emulator keeps its own settings).
+
+    Requests allocate many short-lived objects and build few cycles, so the youngest generation is
+    collected less eagerly (default: every 700 allocations), and what start-up made is frozen out of
+    the full passes that would otherwise stall requests."""
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 20)
 
 
 def run_loop(main_coroutine: Coroutine[Any, Any, None]) -> None:
