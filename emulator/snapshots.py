@@ -79,6 +79,10 @@ async def _copy_back(emu: Emulator, source: aiosqlite.Connection,
     """Copy `source` over the live database; return `then(raw)`, run in the same lock."""
     async with emu.jobs.paused(), emu.db.lock:
         emu.db.take_deferred()  # writes queued for the state being replaced
+        # A cancelled job's last database call may still be running on the live connection's thread
+        # (cancelling the awaiter does not stop it); the backup runs on the source's thread and would
+        # find the destination busy. One empty call on the live thread waits for it (FIFO queue).
+        await emu.db.call(lambda raw: None)
         await source.backup(emu.db.conn)
         return await emu.db.call(then)
 

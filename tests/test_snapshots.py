@@ -9,6 +9,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from emulator.cli import parse_settings
+from emulator.testing import EmulatorServer
+from emulator.testing_receiver import WebhookReceiver
 from tests.conftest import AUTH, api_client, flush, make_settings
 
 LISTS = ["/emails", "/domains", "/api-keys", "/templates", "/webhooks"]
@@ -146,3 +148,14 @@ def test_restore_refuses_missing_and_foreign_files(client: TestClient, tmp_path:
     assert refused.status_code == 422
     assert "not an emulator snapshot" in refused.json()["message"]
     assert client.get("/domains", headers=AUTH).status_code == 200
+
+
+def test_reset_while_webhook_deliveries_are_in_flight() -> None:
+    """The plugin's per-test reset must not trip over a delivery the reset cancels mid-call."""
+    with WebhookReceiver() as receiver, EmulatorServer(smtp=False) as server:
+        server.webhooks.register(receiver.url)
+        server.mark_baseline()
+        for _ in range(30):
+            server.request("POST", "/emails", mail("delivered@resend.dev"))
+            server.reset()
+        assert server.request("GET", "/emails")["data"] == []
