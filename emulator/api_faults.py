@@ -27,7 +27,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from emulator import errors
-from emulator.auth import keyring
+from emulator.auth import account_of_key
 from emulator.control import PREFIX, body_of, emulator_of
 from emulator.errors import ApiError, ErrorKind, invalid, not_found
 from emulator.http import json_response
@@ -177,12 +177,10 @@ def _account(emu: Emulator, body: dict[str, Any]) -> str | None:
     account, token = _text(body, "account"), _text(body, "api_key")
     if token is None:
         return account
-    credential = keyring(emu).by_token.get(token)
-    if credential is not None:
-        return credential.account
-    if emu.settings.isolate_keys:
-        return f"acct_{token}"  # the account the key gets on its first call (resources/api_keys.py)
-    raise invalid("Unknown `api_key`: no account uses this API key.")
+    keyed = account_of_key(emu, token)
+    if keyed is None:
+        raise invalid("Unknown `api_key`: no account uses this API key.")
+    return keyed
 
 
 def parse_rule(emu: Emulator, body: dict[str, Any]) -> Rule:

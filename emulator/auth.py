@@ -62,6 +62,22 @@ def keyring(emu: Emulator) -> KeyRing:
     return ring  # type: ignore[no-any-return]
 
 
+def isolated_account(token: str) -> str:
+    """The account an unknown well-formed key gets in isolation mode (`--isolate-keys`)."""
+    return f"acct_{token}"
+
+
+def account_of_key(emu: Emulator, token: str) -> str | None:
+    """The account `token` acts for — or, in isolation mode, the one it will get on its first call, so
+    a test may set things up (faults, waits) before it sends anything. None when no account would."""
+    credential = keyring(emu).by_token.get(token)
+    if credential is not None:
+        return credential.account
+    if emu.settings.isolate_keys and WELL_FORMED_KEY.match(token):
+        return isolated_account(token)
+    return None
+
+
 def bearer_token(request: Request) -> str:
     header = request.headers.get("authorization", "")
     scheme, _, token = header.strip().partition(" ")

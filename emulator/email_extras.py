@@ -21,6 +21,7 @@ from starlette.routing import Route
 
 from emulator import errors
 from emulator.clock import iso_z
+from emulator.control import emulator_of
 from emulator.errors import ApiError, invalid, not_found
 from emulator.http import ApiRequest, error_response
 from emulator.pages import fetch_page, list_body, parse_page
@@ -149,7 +150,7 @@ def _expired(emu: Emulator, stamp: int) -> bool:
 
 
 async def download(request: Request) -> Response:
-    emu: Emulator = request.app.state.emu
+    emu = emulator_of(request)
     email_id, attachment_id = request.path_params["email_id"], request.path_params["attachment_id"]
     stamp, signature = request.query_params.get("expires", ""), request.query_params.get("signature", "")
     good = sign(emu, email_id, attachment_id, stamp)
@@ -166,7 +167,7 @@ async def download(request: Request) -> Response:
 
 
 async def shared(request: Request) -> Response:
-    emu: Emulator = request.app.state.emu
+    emu = emulator_of(request)
     payload, _, signature = request.query_params.get("token", "").partition(".")
     try:
         claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))

@@ -26,7 +26,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from emulator import errors
-from emulator.auth import WELL_FORMED_KEY, keyring
+from emulator.auth import account_of_key
 from emulator.clock import from_db, iso_z
 from emulator.control import PREFIX, emulator_of
 from emulator.downloads import eml_response, file_response
@@ -116,14 +116,10 @@ def _account_of(emu: Emulator, query: QueryParams) -> str | None:
     account, token = query.get("account"), query.get("api_key")
     if token is None:
         return account
-    credential = keyring(emu).by_token.get(token)
-    if credential is not None:
-        return credential.account
-    if emu.settings.isolate_keys and WELL_FORMED_KEY.match(token):
-        # The account this key gets on its first API call (api_keys.provision_isolated_account), so a
-        # test may start waiting before it has sent anything.
-        return f"acct_{token}"
-    raise invalid("Unknown `api_key`: no account uses this API key.")
+    keyed = account_of_key(emu, token)
+    if keyed is None:
+        raise invalid("Unknown `api_key`: no account uses this API key.")
+    return keyed
 
 
 def parse_filter(emu: Emulator, query: QueryParams) -> OutboxFilter:

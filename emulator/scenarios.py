@@ -32,7 +32,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from emulator.auth import FULL_ACCESS, SENDING_ACCESS, Credential, keyring
+from emulator.auth import FULL_ACCESS, SENDING_ACCESS, Credential, account_of_key, keyring
 from emulator.config import DEFAULT_ACCOUNT
 from emulator.control import PREFIX, body_of, emulator_of
 from emulator.errors import ApiError, invalid
@@ -189,17 +189,21 @@ async def _email(tx: Tx, item: dict[str, Any], credential: Credential) -> dict[s
     return await emails.send_email(tx, item, credential)
 
 
-def _account_for(emu: Emulator, request: Request, body: dict[str, Any]) -> str:
+async def _account_for(emu: Emulator, request: Request, body: dict[str, Any]) -> str:
+    """The key's account (from `api_key` or the bearer header); an isolated key not used yet gets its
+    account now, so the scenario's rows have an owner."""
     header = request.headers.get("authorization", "")
     token = body.get("api_key") or header.partition(" ")[2].strip() or None
     if token is None:
         return DEFAULT_ACCOUNT
-    credential = keyring(emu).by_token.get(token)
-    if credential is not None:
-        return credential.account
-    if emu.settings.isolate_keys:
-        return f"acct_{token}"  # what the key becomes on its first call (resources/api_keys.py)
-    raise invalid("Unknown API key: no account uses it.")
+    account = account_of_key(emu, token)
+    if account is None:
+        raise invalid("Unknown API key: no account uses it.")
+    if token not in keyring(emu).by_token:
+        from emulator.resources.api_keys import provision_isolated_account
+
+        await provision_isolated_account(emu, token)
+    return account
 
 
 async def load_route(request: Request) -> Response:
@@ -210,11 +214,7 @@ async def load_route(request: Request) -> Response:
         scenario = read(body.get("path") or body["name"])
     else:
         raise invalid("Give a bundled scenario `name`, a file `path`, or an inline `scenario` object.")
-    account = _account_for(emu, request, body)
-    if account != DEFAULT_ACCOUNT and account.startswith("acct_") and emu.settings.isolate_keys:
-        from emulator.resources.api_keys import provision_isolated_account
-
-        await provision_isolated_account(emu, account.removeprefix("acct_"))
+    account = await _account_for(emu, request, body)
     return json_response(await load(emu, scenario, account), 201)
 
 

@@ -25,6 +25,7 @@ from starlette.routing import Route
 from emulator import errors, tls
 from emulator.auth import WELL_FORMED_KEY, Credential, keyring
 from emulator.clock import to_db
+from emulator.control import emulator_of
 from emulator.errors import ApiError
 from emulator.http import json_response
 from emulator.mime_intake import IntakeError
@@ -240,7 +241,7 @@ async def stop(emu: Emulator) -> None:
 
 async def connection_info(request: Request) -> Response:
     """Where and how to connect, with the certificate to trust (clients in any language, CI scripts)."""
-    emu: Emulator = request.app.state.emu
+    emu = emulator_of(request)
     pem: bytes | None = emu.state.get("tls_cert_pem")
     return json_response({
         "enabled": bool(emu.state.get("smtp_ports")), "host": emu.settings.host,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from emulator import validate
-from emulator.auth import FULL_ACCESS, SENDING_ACCESS, Credential, keyring
+from emulator.auth import FULL_ACCESS, SENDING_ACCESS, Credential, isolated_account, keyring
 from emulator.clock import from_db, pg_timestamp
 from emulator.config import DEFAULT_ACCOUNT
 from emulator.errors import not_found
@@ -120,7 +120,7 @@ async def provision(emu: Emulator) -> None:
 
 async def provision_isolated_account(emu: Emulator, token: str) -> Credential:
     """Isolation mode: an unknown well-formed key becomes a full-access key of a new account."""
-    async with emu.transaction(f"acct_{token}") as tx:
+    async with emu.transaction(isolated_account(token)) as tx:
         existing = await tx.one("SELECT * FROM api_keys WHERE token = ?", (token,))
         if existing is not None:
             return _credential(existing)

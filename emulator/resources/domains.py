@@ -13,7 +13,7 @@ from starlette.routing import Route
 from emulator import errors, validate
 from emulator.clock import from_db, iso_z, pg_timestamp
 from emulator.config import DEFAULT_ACCOUNT
-from emulator.control import body_of
+from emulator.control import body_of, emulator_of
 from emulator.errors import ApiError, invalid, not_found
 from emulator.events import emit
 from emulator.http import ApiRequest, Op, json_response
@@ -352,7 +352,7 @@ async def http_verify(tx: Tx, req: ApiRequest) -> dict[str, Any]:
 
 async def control_verification(request: Request) -> Response:
     """`POST /_emulator/domains/{id}/verification {"outcome": …}`: what the next verify settles on."""
-    emu: Emulator = request.app.state.emu
+    emu = emulator_of(request)
     body = await body_of(request)
     domain_id = request.path_params["domain_id"]
     async with emu.transaction(body.get("account") or DEFAULT_ACCOUNT) as tx:

@@ -11,6 +11,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from emulator.config import DEFAULT_ACCOUNT
+from emulator.control import emulator_of
 from emulator.downloads import file_response
 from emulator.errors import ApiError
 from emulator.http import json_response
@@ -22,14 +23,9 @@ from emulator.web.message import attachment_row, attachments_of, framed_html, me
 from emulator.web.render import HERE, UI, UI_HEADERS, not_found, page, redirect, render
 
 if TYPE_CHECKING:
-    from emulator.context import Emulator
     from emulator.db import Tx
 
 ACCOUNT_COOKIE = "emulator_ui_account"
-
-
-def emu_of(request: Request) -> Emulator:
-    return request.app.state.emu  # type: ignore[no-any-return]
 
 
 def account_of(request: Request) -> str:
@@ -56,7 +52,7 @@ def _remember_account(request: Request, response: Response) -> Response:
 async def _list(request: Request, box: Box) -> Response:
     filters = parse_filters(request.query_params)
     base = request.url.path
-    async with emu_of(request).transaction(account_of(request)) as tx:
+    async with emulator_of(request).transaction(account_of(request)) as tx:
         listing = await list_page(tx, box, filters, base)
         chrome = await _chrome(tx, box.name)
     context = {**chrome, "messages": listing.rows, "filters": filters, "statuses": STATUSES,
@@ -71,7 +67,7 @@ async def outbox(request: Request) -> Response:
 
 
 async def received(request: Request) -> Response:
-    if "received_emails" not in emu_of(request).db.tables:
+    if "received_emails" not in emulator_of(request).db.tables:
         return not_found(request, "Received mail")
     return await _list(request, RECEIVED)
 
@@ -80,7 +76,7 @@ async def rows(request: Request) -> Response:
     """The first page's rows as HTML, for live updates (same filters as the page that asks)."""
     box = RECEIVED if request.path_params["box"] == RECEIVED.name else SENT
     filters = parse_filters(request.query_params)
-    async with emu_of(request).transaction(account_of(request)) as tx:
+    async with emulator_of(request).transaction(account_of(request)) as tx:
         listing = await list_page(tx, box, filters, request.url.path)
     html = render("_rows.html", {"messages": listing.rows, "filters": filters})
     return json_response({"rows": html, "total": listing.total}, headers=UI_HEADERS)
@@ -95,7 +91,7 @@ def _box(request: Request) -> Box:
 async def message(request: Request) -> Response:
     box, message_id = _box(request), request.path_params["id"]
     remote = request.query_params.get("remote") == "1"
-    async with emu_of(request).transaction(account_of(request)) as tx:
+    async with emulator_of(request).transaction(account_of(request)) as tx:
         row = await message_row(tx, box, message_id)
         if row is None:
             return not_found(request, "Message")
@@ -109,7 +105,7 @@ async def message(request: Request) -> Response:
 
 async def message_live(request: Request) -> Response:
     box, message_id = _box(request), request.path_params["id"]
-    async with emu_of(request).transaction(account_of(request)) as tx:
+    async with emulator_of(request).transaction(account_of(request)) as tx:
         row = await message_row(tx, box, message_id)
         if row is None:
             return json_response({"error": "not found"}, 404, UI_HEADERS)
@@ -124,7 +120,7 @@ async def message_live(request: Request) -> Response:
 
 async def message_frame(request: Request) -> Response:
     box, message_id = _box(request), request.path_params["id"]
-    async with emu_of(request).transaction(account_of(request)) as tx:
+    async with emulator_of(request).transaction(account_of(request)) as tx:
         row = await message_row(tx, box, message_id)
         if row is None:
             return frame_response(request, "<p>Message not found.</p>", remote=False, status=404)
@@ -134,7 +130,7 @@ async def message_frame(request: Request) -> Response:
 
 async def message_eml(request: Request) -> Response:
     box, message_id = _box(request), request.path_params["id"]
-    async with emu_of(request).transaction(account_of(request)) as tx:
+    async with emulator_of(request).transaction(account_of(request)) as tx:
         row = await message_row(tx, box, message_id)
         raw = await raw_of(tx, box, row) if row is not None else None
     if raw is None:
@@ -144,7 +140,7 @@ async def message_eml(request: Request) -> Response:
 
 async def message_attachment(request: Request) -> Response:
     box, message_id = _box(request), request.path_params["id"]
-    async with emu_of(request).transaction(account_of(request)) as tx:
+    async with emulator_of(request).transaction(account_of(request)) as tx:
         row = await attachment_row(tx, box, message_id, request.path_params["attachment_id"])
     if row is None:
         return not_found(request, "Attachment")
@@ -174,7 +170,7 @@ async def cancel(request: Request) -> Response:
 
     message_id = request.path_params["id"]
     try:
-        async with emu_of(request).transaction(account_of(request)) as tx:
+        async with emulator_of(request).transaction(account_of(request)) as tx:
             await emails.cancel(tx, message_id)
     except ApiError as error:
         return page(request, "error.html", {"title": "Cannot cancel", "message": error.message}, error.status)
@@ -184,14 +180,14 @@ async def cancel(request: Request) -> Response:
 async def reset(request: Request) -> Response:
     if not _same_origin(request):
         return _forbidden(request)
-    await emu_of(request).reset()
+    await emulator_of(request).reset()
     return redirect(f"{UI}/")
 
 
 # ---- webhooks, live events, entry ---------------------------------------------------------------
 
 async def webhooks(request: Request) -> Response:
-    async with emu_of(request).transaction(account_of(request)) as tx:
+    async with emulator_of(request).transaction(account_of(request)) as tx:
         overview = await activity.webhook_overview(tx)
         chrome = await _chrome(tx, "webhooks")
     pending = any(d["status"] in activity.PENDING for d in overview["deliveries"])
@@ -199,7 +195,7 @@ async def webhooks(request: Request) -> Response:
 
 
 async def events(request: Request) -> Response:
-    return sse.stream(emu_of(request), account_of(request))
+    return sse.stream(emulator_of(request), account_of(request))
 
 
 async def to_ui(request: Request) -> Response:
