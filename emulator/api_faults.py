@@ -27,7 +27,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from emulator import errors
-from emulator.auth import account_of_key
+from emulator.auth import selected_account
 from emulator.control import PREFIX, body_of, emulator_of
 from emulator.errors import ApiError, ErrorKind, invalid, not_found
 from emulator.http import json_response
@@ -174,13 +174,7 @@ def _error_kind(body: dict[str, Any]) -> ErrorKind | None:
 
 
 def _account(emu: Emulator, body: dict[str, Any]) -> str | None:
-    account, token = _text(body, "account"), _text(body, "api_key")
-    if token is None:
-        return account
-    keyed = account_of_key(emu, token)
-    if keyed is None:
-        raise invalid("Unknown `api_key`: no account uses this API key.")
-    return keyed
+    return selected_account(emu, _text(body, "account"), _text(body, "api_key"))
 
 
 def parse_rule(emu: Emulator, body: dict[str, Any]) -> Rule:

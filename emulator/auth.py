@@ -78,6 +78,16 @@ def account_of_key(emu: Emulator, token: str) -> str | None:
     return None
 
 
+def selected_account(emu: Emulator, account: str | None, api_key: str | None) -> str | None:
+    """A control-plane filter naming an account directly (`account`) or by one of its keys."""
+    if api_key is None:
+        return account
+    keyed = account_of_key(emu, api_key)
+    if keyed is None:
+        raise errors.invalid("Unknown `api_key`: no account uses this API key.")
+    return keyed
+
+
 def bearer_token(request: Request) -> str:
     header = request.headers.get("authorization", "")
     scheme, _, token = header.strip().partition(" ")

@@ -26,7 +26,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from emulator import errors
-from emulator.auth import account_of_key
+from emulator.auth import selected_account
 from emulator.clock import from_db, iso_z
 from emulator.control import PREFIX, emulator_of
 from emulator.downloads import eml_response, file_response
@@ -113,13 +113,7 @@ class OutboxFilter:
 
 
 def _account_of(emu: Emulator, query: QueryParams) -> str | None:
-    account, token = query.get("account"), query.get("api_key")
-    if token is None:
-        return account
-    keyed = account_of_key(emu, token)
-    if keyed is None:
-        raise invalid("Unknown `api_key`: no account uses this API key.")
-    return keyed
+    return selected_account(emu, query.get("account"), query.get("api_key"))
 
 
 def parse_filter(emu: Emulator, query: QueryParams) -> OutboxFilter:

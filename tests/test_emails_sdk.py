@@ -14,6 +14,7 @@ import resend
 from emulator.testing import EmulatorServer
 from tests.conftest import FROZEN_AT, KEY
 from tests.emails_helpers import PNG, SENDER, email
+from tests.templates_helpers import plain
 
 FIRST_ID = "9a84b94b-9411-4aaa-8ee5-92d72a81082f"
 
@@ -30,15 +31,6 @@ def sdk(server: EmulatorServer, monkeypatch: pytest.MonkeyPatch) -> EmulatorServ
     monkeypatch.setattr(resend, "api_url", server.url)
     monkeypatch.setattr(resend, "api_key", KEY)
     return server
-
-
-def plain(value: Any) -> Any:
-    """The wire body: the SDK adds `http_headers` to dict responses client-side."""
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items() if k != "http_headers"}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    return value
 
 
 def params(**overrides: Any) -> Any:

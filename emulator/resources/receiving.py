@@ -105,11 +105,6 @@ async def route(tx: Tx, recipients: Sequence[str]) -> dict[str, list[str]]:
     return {account: rcpts for account, rcpts in routes.items() if rcpts}
 
 
-def scoped(tx: Tx, account: str) -> Tx:
-    """The same transaction seen as another account (mail crosses accounts; the commit stays one)."""
-    return tx.as_account(account)
-
-
 # ---- storing ------------------------------------------------------------------------------------
 
 def _headers_object(parsed: Parsed) -> dict[str, str]:
@@ -167,7 +162,7 @@ async def deliver(tx: Tx, raw: bytes, routes: dict[str, list[str]],
     parsed, outcome = parse(raw), _authentication(authentication)
     stored = []
     for account, received_for in routes.items():
-        inbox = scoped(tx, account)
+        inbox = tx.as_account(account)  # mail crosses accounts; the commit stays one
         row = await _store(inbox, raw, parsed, received_for, outcome)
         attachments = await _attachment_rows(inbox, row["id"])
         await emit(inbox, "email.received", event_data(row, attachments), subject_id=row["id"])
