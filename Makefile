@@ -17,6 +17,7 @@ test: install-test
 
 lint:
 	$(PYTHON) -m ruff check emulator tests benchmarks
+	lint-imports
 
 typecheck:
 	$(PYTHON) -m mypy emulator

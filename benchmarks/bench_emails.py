@@ -28,8 +28,8 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from emulator.clock import to_db
-from emulator.db import Database, Tx
+from emulator.core.clock import to_db
+from emulator.core.db import Database, Tx
 
 API_KEY = "re_bench_emails_key"
 AUTH = f"Authorization: Bearer {API_KEY}"
@@ -117,11 +117,11 @@ def email_rows(count: int) -> Iterator[tuple[Any, ...]]:
 
 def stored_emails(path: str, count: int) -> None:
     """A database file holding `count` emails, written straight to SQLite (setup, not measured)."""
-    from emulator.app import _ddl
+    from emulator.app import all_ddl
 
     async def create_schema() -> None:
         database = Database(path)
-        await database.open(_ddl())
+        await database.open(all_ddl())
         await database.close()
 
     asyncio.run(create_schema())
@@ -138,10 +138,10 @@ def stored_emails(path: str, count: int) -> None:
 async def service_page_ms(path: str, mid_id: str) -> dict[str, float]:
     """Median time of the page queries themselves, in this process (no HTTP, no other process)."""
     from emulator.app import create_app
-    from emulator.config import Settings
-    from emulator.outbox import LIST_COLUMNS
-    from emulator.pages import Page, fetch_page
-    from emulator.resources.emails import list_emails
+    from emulator.control.outbox import LIST_COLUMNS
+    from emulator.core.config import Settings
+    from emulator.core.pages import Page, fetch_page
+    from emulator.resources.emails.service import list_emails
 
     app = create_app(Settings(db=path, api_keys=[API_KEY], smtp=False, quiet=True))
     emu = app.state.emu
@@ -201,7 +201,7 @@ def bench_list(workdir: str) -> None:
 
 
 def bench_render() -> None:
-    from emulator.mime import OutgoingMessage, render_message
+    from emulator.mime.message import OutgoingMessage, render_message
 
     message = OutgoingMessage(
         email_id="7c3f2a10-5b8e-4d21-9f6a-0e4b1c2d3e4f", from_="Acme <hello@acme.dev>",

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator.testing import EmulatorServer
-from emulator.testing_receiver import WebhookReceiver
+from emulator.testing.receiver import WebhookReceiver
 
 FIRST_TEST_CONFTEST = """
 import time
@@ -131,8 +131,8 @@ def reset_figures() -> None:
 
 
 def snapshot_figures() -> None:
-    from emulator.resources.emails import send_email
-    from emulator.snapshots import restore, save
+    from emulator.control.snapshots import restore, save
+    from emulator.resources.emails.service import send_email
 
     with EmulatorServer(smtp=False, clock="frozen") as server, tempfile.TemporaryDirectory() as folder:
         async def fill() -> None:

@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 from starlette.testclient import TestClient
 
 from emulator.app import create_app
-from emulator.config import Settings
-from emulator.template_render import render
+from emulator.core.config import Settings
+from emulator.resources.templates.render import render
 
 KEY = "re_bench_templates"
 VARIABLES = [{"key": f"VAR_{n}", "type": "string", "fallback_value": f"value {n}"} for n in range(50)]

@@ -10,7 +10,7 @@ import time
 from starlette.testclient import TestClient
 
 from emulator.app import create_app
-from emulator.config import Settings
+from emulator.core.config import Settings
 
 KEY = "re_bench_ui"
 UI = "/_emulator/ui"

@@ -24,9 +24,9 @@ import aiohttp
 from aiohttp import web
 
 from emulator.app import create_app
-from emulator.config import DEFAULT_ACCOUNT, Settings
-from emulator.events import emit
-from emulator.resources.webhooks import create_webhook
+from emulator.core.config import DEFAULT_ACCOUNT, Settings
+from emulator.core.events import emit
+from emulator.resources.webhooks.service import create_webhook
 
 BURST = 2000
 PACED = 200

@@ -55,7 +55,7 @@ def ceiling_app(path: str) -> Starlette:
 def emulator_app(path: str, api_key: str) -> Starlette:
     from emulator.app import create_app
     from emulator.cli import tune_for_serving
-    from emulator.config import Settings
+    from emulator.core.config import Settings
 
     app = create_app(Settings(db=path, api_keys=[api_key], smtp=False, quiet=True))
     # As the `resend-emulator` command runs it.

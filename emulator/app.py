@@ -13,43 +13,40 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
-from emulator import (
-    api_faults,
-    control,
-    delivery,
-    errors,
-    events,
-    idempotency,
-    inbound,
-    jobs,
-    outbox,
-    request_log,
-    scenarios,
-    smtp,
-    snapshots,
-    web,
-    webhook_faults,
+from emulator import web
+from emulator.api import idempotency, request_log
+from emulator.api.ops import Op, error_response
+from emulator.api.pipeline import build_routes
+from emulator.control import base as control
+from emulator.control import (
+    domains as control_domains,
 )
-from emulator.config import Settings
-from emulator.context import Emulator
-from emulator.errors import ApiError
-from emulator.http import Op, build_routes, error_response
+from emulator.control import (
+    faults as api_faults,
+)
+from emulator.control import files, inbound, outbox, scenarios, snapshots, webhook_faults
+from emulator.control import smtp as control_smtp
+from emulator.core import errors, events, jobs
+from emulator.core.config import Settings
+from emulator.core.emulator import Emulator
+from emulator.core.errors import ApiError
 from emulator.resources import MODULES
+from emulator.smtp import server as smtp
 
 log = logging.getLogger("emulator")
 
 KERNEL_MODULES: list[Any] = [events, jobs, idempotency, request_log]
 # Extra parts (webhook delivery, SMTP, web UI, test plugin support) plug in here: each may offer
 # TABLES, OPS, ROUTES, `install(emu)` (at creation) and `async start(emu)` / `async stop(emu)`.
-EXTENSIONS: list[Any] = [control, outbox, delivery, webhook_faults, web, smtp, inbound, api_faults,
-                         snapshots, scenarios]
+EXTENSIONS: list[Any] = [control, outbox, control_domains, control_smtp, files, webhook_faults, web, smtp,
+                         inbound, api_faults, snapshots, scenarios]
 
 
 def all_ops() -> list[Op]:
     return [op for module in MODULES for op in getattr(module, "OPS", [])]
 
 
-def _ddl() -> list[str]:
+def all_ddl() -> list[str]:
     return [ddl for module in [*KERNEL_MODULES, *MODULES, *EXTENSIONS]
             for ddl in getattr(module, "TABLES", [])]
 
@@ -86,7 +83,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        await emu.open(_ddl())
+        await emu.open(all_ddl())
         started: list[Any] = []
         try:
             for module in modules:

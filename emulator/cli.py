@@ -12,8 +12,9 @@ from collections.abc import Coroutine, Sequence
 from datetime import datetime
 from typing import Any
 
-from emulator.clock import parse_iso
-from emulator.config import Settings
+from emulator.core.clock import parse_iso
+from emulator.core.config import Settings
+from emulator.core.net import bind
 
 ENV_PREFIX = "RESEND_EMULATOR_"
 
@@ -102,21 +103,6 @@ def parse_settings(argv: Sequence[str] | None = None) -> Settings:
     )
 
 
-def bind(host: str, port: int) -> socket.socket:
-    """Bind before starting uvicorn, so a port in use is one clear line and port 0 is known."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise SystemExit(f"resend-emulator: cannot listen on {host}:{port}: {exc.strerror}") from None
-    sock.listen(2048)
-    sock.set_inheritable(True)
-    return sock
-
-
 async def serve(settings: Settings, sock: socket.socket,
                 smtp_sockets: dict[str, socket.socket] | None = None) -> None:
     import uvicorn
@@ -196,8 +182,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def _check_seed_file(path: str) -> None:
     """A missing or malformed scenario is one line before anything starts, not a startup traceback."""
-    from emulator.errors import ApiError
-    from emulator.scenarios import read
+    from emulator.control.scenarios import read
+    from emulator.core.errors import ApiError
 
     try:
         read(path)

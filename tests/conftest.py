@@ -13,7 +13,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from emulator.app import create_app
-from emulator.config import Settings
+from emulator.core.config import Settings
 from emulator.testing import EmulatorServer
 
 KEY = "re_test_123"

@@ -10,8 +10,8 @@ from typing import Any
 
 import httpx
 
+from emulator.smtp.tls import client_context
 from emulator.testing import EmulatorServer
-from emulator.tls import client_context
 from tests.conftest import AUTH, KEY, make_settings
 
 HOST = "127.0.0.1"

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from emulator.clock import Clock, from_db, iso_z, pg_timestamp, to_db
+from emulator.core.clock import Clock, from_db, iso_z, pg_timestamp, to_db
 
 instants = st.datetimes(min_value=datetime(1971, 1, 1), max_value=datetime(2200, 1, 1),
                         timezones=st.just(UTC))

@@ -75,13 +75,13 @@ def test_suppressed_payload(client: TestClient) -> None:
 
 def test_account_suppression_list(client: TestClient) -> None:
     """A complaint puts a plain address on the list; the next email to it is suppressed."""
-    from emulator import suppression_store
+    from emulator.resources import suppressions
 
     emu = client.app.state.emu  # type: ignore[attr-defined]
 
     async def suppress() -> None:
         async with emu.transaction("default") as tx:
-            await suppression_store.add(tx, "Jane@Example.org", "complaint", None)
+            await suppressions.add(tx, "Jane@Example.org", "complaint", None)
 
     client.portal.call(suppress)  # type: ignore[union-attr]
     recorder = Recorder(client)

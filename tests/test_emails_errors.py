@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from emulator import email_fields
 from emulator.app import create_app
+from emulator.resources.emails import fields as email_fields
 from tests.conftest import AUTH, make_settings
 from tests.emails_helpers import email, send, verified_domain
 

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from emulator.email_schedule import parse_scheduled_at
-from emulator.errors import ApiError
+from emulator.core.errors import ApiError
+from emulator.resources.emails.schedule import parse_scheduled_at
 
 NOW = datetime(2026, 5, 14, 9, 0, tzinfo=UTC)  # a Thursday
 

@@ -106,7 +106,7 @@ def test_text_only_email(client: TestClient) -> None:
 
 def eml(client: TestClient, email_id: str) -> Any:
     """The stored message, rendered on first use, parsed back with the stdlib."""
-    from emulator.resources.emails import email_eml, get_email_row
+    from emulator.resources.emails.service import email_eml, get_email_row
 
     emu = client.app.state.emu  # type: ignore[attr-defined]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from starlette.testclient import TestClient
 
-from emulator import errors
+from emulator.core import errors
 from tests.conftest import assert_error_shape
 
 DOCUMENTED = [

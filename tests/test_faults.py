@@ -12,7 +12,7 @@ import resend
 from resend.exceptions import ApplicationError, RateLimitError, ResendError
 from starlette.testclient import TestClient
 
-from emulator import ratelimit
+from emulator.api import ratelimit
 from emulator.testing import EmulatorServer
 from tests.conftest import KEY, api_client, make_settings
 

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
+from emulator.api.ops import Op
 from emulator.app import all_ops
-from emulator.http import Op
 from tests.conftest import api_client, make_settings
 from tests.openapi_oracle import SPEC, _document
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from emulator.db import Tx
-from emulator.jobs import schedule
+from emulator.core.db import Tx
+from emulator.core.jobs import schedule
 
 
 def _run(client: TestClient, coroutine: Any) -> Any:

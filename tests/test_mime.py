@@ -11,7 +11,7 @@ from email.message import EmailMessage
 import pytest
 from starlette.testclient import TestClient
 
-from emulator.mime import (
+from emulator.mime.message import (
     MimeAttachment,
     MimeError,
     OutgoingMessage,

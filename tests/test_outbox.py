@@ -14,9 +14,9 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from emulator.clock import iso_z
-from emulator.delivery_sim import DELIVERY_DELAY
-from emulator.events import EventBus
+from emulator.core.clock import iso_z
+from emulator.core.events import EventBus
+from emulator.resources.emails.outcomes import DELIVERY_DELAY
 from tests.conftest import FROZEN_AT, api_client, assert_error_shape, make_settings
 
 OUTBOX = "/_emulator/outbox"

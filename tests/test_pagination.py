@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from emulator.pages import fetch_page, parse_page
+from emulator.core.pages import fetch_page, parse_page
 
 LIMIT_ERROR = ("The pagination limit must be a number between 1 and 100."
                " See https://resend.com/docs/api-reference/pagination for more information.")

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from emulator.clock import parse_iso
-from emulator.scenarios import FIXTURES
+from emulator.control.scenarios import FIXTURES
+from emulator.core.clock import parse_iso
 from tests.conftest import AUTH, api_client, make_settings
 
 SENDING_KEY = {"Authorization": "Bearer re_scenario_sending_key"}

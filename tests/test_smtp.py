@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from emulator.mime_intake import parse
+from emulator.mime.intake import parse
 from tests.conftest import KEY
 from tests.smtp_helpers import PDF, PNG, LiveEmulator, email_id_of, rich_message, transmit
 

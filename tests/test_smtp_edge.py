@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from emulator import smtp as smtp_module
-from emulator.smtp import MAX_RECIPIENTS
+from emulator.smtp import server as smtp_module
+from emulator.smtp.server import MAX_RECIPIENTS
 from tests.smtp_helpers import LiveEmulator, email_id_of, rich_message, transmit
 
 

@@ -10,7 +10,7 @@ from starlette.testclient import TestClient
 
 from emulator.cli import parse_settings
 from emulator.testing import EmulatorServer
-from emulator.testing_receiver import WebhookReceiver
+from emulator.testing.receiver import WebhookReceiver
 from tests.conftest import AUTH, api_client, flush, make_settings
 
 LISTS = ["/emails", "/domains", "/api-keys", "/templates", "/webhooks"]

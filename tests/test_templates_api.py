@@ -8,7 +8,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from emulator.app import create_app
-from emulator.template_fields import RESERVED_KEYS
+from emulator.resources.templates.fields import RESERVED_KEYS
 from tests.conftest import AUTH, make_settings
 from tests.openapi_oracle import check, needs_spec
 from tests.templates_helpers import ORDER_HTML, T0, order_template

@@ -9,16 +9,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from emulator.errors import ApiError
-from emulator.template_render import (
+from emulator.core.errors import ApiError
+from emulator.resources.templates.render import (
     MAX_NUMBER,
     RenderedTemplate,
     check_send_variables,
     format_value,
     render,
-    resolve_template,
     resolve_values,
 )
+from emulator.resources.templates.service import resolve_template
 from tests.templates_helpers import order_template
 
 KEYS = st.from_regex(r"[A-Za-z0-9_]{1,12}", fullmatch=True)

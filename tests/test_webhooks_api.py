@@ -7,7 +7,7 @@ import re
 
 from starlette.testclient import TestClient
 
-from emulator.webhook_catalog import EVENT_TYPES
+from emulator.resources.webhooks.catalogue import EVENT_TYPES
 from tests.webhooks_helpers import create_hook
 
 URL = "http://127.0.0.1:9/hooks"

@@ -10,7 +10,7 @@ import pytest
 import standardwebhooks
 from starlette.testclient import TestClient
 
-from emulator.delivery import sign, signature_header
+from emulator.resources.webhooks.delivery import sign, signature_header
 from tests.conftest import FROZEN_AT
 from tests.webhooks_helpers import Receiver, advance, create_hook, running_receiver, verifies_at
 

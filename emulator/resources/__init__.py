@@ -1,20 +1,21 @@
-"""The registry of resource groups: one module each, all of the same shape (TABLES, services, OPS).
+"""The registry of resource groups: one package (or module) each, all of the same shape.
 
-Adding a group = one module + one line here + its test module.
+Each offers TABLES (its DDL), OPS (its API operations) and, where it needs them, `install(emu)`,
+`async start(emu)` and `async stop(emu)`. Adding a group = one package + one line here + its tests.
 """
 
 from __future__ import annotations
 
 from types import ModuleType
 
-from emulator.resources import api_keys, domain_claims, domains, emails, receiving, templates, webhooks
+from emulator.resources import api_keys, domains, emails, receiving, suppressions, templates, webhooks
 
 MODULES: list[ModuleType] = [
     api_keys,
     domains,
-    domain_claims,
     emails,
     receiving,
+    suppressions,
     templates,
     webhooks,
 ]

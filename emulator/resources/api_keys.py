@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from emulator import validate
-from emulator.auth import FULL_ACCESS, SENDING_ACCESS, Credential, isolated_account, keyring
-from emulator.clock import from_db, pg_timestamp
-from emulator.config import DEFAULT_ACCOUNT
-from emulator.errors import not_found
-from emulator.http import ApiRequest, Op
-from emulator.pages import fetch_page, list_body, parse_page
+from emulator.api.auth import FULL_ACCESS, SENDING_ACCESS, Credential, isolated_account, keyring
+from emulator.api.ops import ApiRequest, Op
+from emulator.core import validate
+from emulator.core.clock import from_db, pg_timestamp
+from emulator.core.config import DEFAULT_ACCOUNT
+from emulator.core.errors import not_found
+from emulator.core.pages import fetch_page, list_body, parse_page
 
 if TYPE_CHECKING:
-    from emulator.context import Emulator
-    from emulator.db import Row, Tx
+    from emulator.core.db import Row, Tx
+    from emulator.core.emulator import Emulator
 
 TABLES = [
     """CREATE TABLE IF NOT EXISTS api_keys (
@@ -130,6 +130,7 @@ async def provision_isolated_account(emu: Emulator, token: str) -> Credential:
 
 
 def install(emu: Emulator) -> None:
+    keyring(emu).provision_isolated = provision_isolated_account
     emu.reset_hooks.append(provision)
 
 

@@ -16,19 +16,20 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from emulator import errors
-from emulator.clock import from_db, iso_z
-from emulator.db import Tx
-from emulator.errors import ApiError, invalid, not_found
-from emulator.events import emit
-from emulator.http import ApiRequest, Op
-from emulator.mime_intake import Parsed, bare, parse
-from emulator.pages import UUID, fetch_page, list_body, parse_page
-from emulator.resources.domains import receiving_domains
+from emulator.api.ops import ApiRequest, Op
+from emulator.core import errors
+from emulator.core.clock import from_db, iso_z
+from emulator.core.db import Host, Tx
+from emulator.core.errors import ApiError, invalid, not_found
+from emulator.core.events import emit
+from emulator.core.pages import UUID, fetch_page, list_body, parse_page
+from emulator.mime.intake import Parsed, bare, parse
+from emulator.resources.domains.service import receiving_domains
+from emulator.resources.emails.service import email_eml
 
 if TYPE_CHECKING:
-    from emulator.context import Emulator
-    from emulator.db import Row
+    from emulator.core.db import Row
+    from emulator.core.emulator import Emulator
 
 TABLES = [
     # JSON columns: to_addrs, cc, bcc, reply_to, received_for (lists), headers, authentication (objects).
@@ -179,8 +180,6 @@ async def _loopback(tx: Tx, event: dict[str, Any]) -> None:
     # Every send passes here: most go nowhere near a receiving domain, so rule them out cheaply.
     if not any(_may_receive(address, receiving) for address in recipients):
         return
-    from emulator.resources.emails import email_eml
-
     routes = await route(tx, recipients)
     row = await tx.one("SELECT * FROM emails WHERE id = ? AND account = ?",
                        (event["subject_id"], tx.account)) if routes else None
@@ -228,11 +227,11 @@ def event_data(row: Row, attachments: list[Row]) -> dict[str, Any]:
     }
 
 
-def _secret(emu: Emulator) -> bytes:
+def _secret(emu: Host) -> bytes:
     return hashlib.sha256(f"resend-emulator:{emu.settings.seed}:files".encode()).digest()
 
 
-def signature(emu: Emulator, path: str, expires: int) -> str:
+def signature(emu: Host, path: str, expires: int) -> str:
     return hmac.new(_secret(emu), f"{path}:{expires}".encode(), hashlib.sha256).hexdigest()[:32]
 
 

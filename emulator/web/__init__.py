@@ -12,7 +12,7 @@ from emulator.web import sse
 from emulator.web.views import ROUTES
 
 if TYPE_CHECKING:
-    from emulator.context import Emulator
+    from emulator.core.emulator import Emulator
 
 __all__ = ["ROUTES", "install"]
 

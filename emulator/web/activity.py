@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from emulator.db import Row, Tx
+    from emulator.core.db import Row, Tx
 
 RECENT_EVENTS = 100
 STATE_CLASS = {"success": "ok", "failed": "bad", "attempting": "warn", "pending": "wait"}
@@ -14,7 +14,7 @@ PENDING = ("pending", "attempting")
 
 
 def webhooks_enabled(tx: Tx) -> bool:
-    return "webhook_messages" in tx.emu.db.tables
+    return "webhook_messages" in tx.db.tables
 
 
 def _marks(values: list[str]) -> str:

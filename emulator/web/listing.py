@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-from emulator.outbox import STATUSES, OutboxFilter
+from emulator.control.outbox import STATUSES, OutboxFilter
 from emulator.web.render import UI
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from emulator.db import Row, Tx
+    from emulator.core.db import Row, Tx
 
 PAGE_SIZE = 50
 

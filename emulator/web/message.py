@@ -9,14 +9,14 @@ from email import policy
 from email.parser import BytesHeaderParser
 from typing import TYPE_CHECKING, Any
 
-from emulator import outbox
-from emulator.downloads import INLINE_TYPES
-from emulator.resources.emails import email_eml
+from emulator.control import outbox
+from emulator.control.downloads import INLINE_TYPES
+from emulator.resources.emails.service import email_eml
 from emulator.web.frame import remote_count, rewrite_cids
 from emulator.web.listing import SENT, Box
 
 if TYPE_CHECKING:
-    from emulator.db import Row, Tx
+    from emulator.core.db import Row, Tx
 
 # The raw view shows this much; the .eml download always has everything.
 RAW_PREVIEW_BYTES = 256 * 1024

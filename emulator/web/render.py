@@ -12,7 +12,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from emulator.clock import from_db, parse_iso
+from emulator.core.clock import from_db, parse_iso
 
 HERE = Path(__file__).parent
 UI = "/_emulator/ui"

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from starlette.responses import Response, StreamingResponse
 
 if TYPE_CHECKING:
-    from emulator.context import Emulator
-    from emulator.events import Event
+    from emulator.core.emulator import Emulator
+    from emulator.core.events import Event
 
 QUEUE_SIZE = 256
 HEARTBEAT_SECONDS = 15.0

@@ -10,12 +10,12 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from emulator.config import DEFAULT_ACCOUNT
-from emulator.control import emulator_of
-from emulator.downloads import file_response
-from emulator.errors import ApiError
-from emulator.http import json_response
-from emulator.outbox import STATUSES
+from emulator.api.ops import emulator_of, json_response
+from emulator.control.downloads import file_response
+from emulator.control.outbox import STATUSES
+from emulator.core.config import DEFAULT_ACCOUNT
+from emulator.core.errors import ApiError
+from emulator.resources.emails import service as emails
 from emulator.web import activity, sse
 from emulator.web.frame import frame_response, origin_of
 from emulator.web.listing import RECEIVED, SENT, Box, list_page, parse_filters
@@ -23,7 +23,7 @@ from emulator.web.message import attachment_row, attachments_of, framed_html, me
 from emulator.web.render import HERE, UI, UI_HEADERS, not_found, page, redirect, render
 
 if TYPE_CHECKING:
-    from emulator.db import Tx
+    from emulator.core.db import Tx
 
 ACCOUNT_COOKIE = "emulator_ui_account"
 
@@ -37,7 +37,7 @@ async def _chrome(tx: Tx, section: str) -> dict[str, Any]:
     """What every page's header needs: the accounts to switch between, whether inbound mail exists."""
     accounts = [row["id"] for row in await tx.all("SELECT id FROM accounts ORDER BY created_at, id")]
     return {"account": tx.account, "accounts": accounts, "section": section,
-            "has_inbound": "received_emails" in tx.emu.db.tables}
+            "has_inbound": "received_emails" in tx.db.tables}
 
 
 def _remember_account(request: Request, response: Response) -> Response:
@@ -166,8 +166,6 @@ def _forbidden(request: Request) -> Response:
 async def cancel(request: Request) -> Response:
     if not _same_origin(request):
         return _forbidden(request)
-    from emulator.resources import emails
-
     message_id = request.path_params["id"]
     try:
         async with emulator_of(request).transaction(account_of(request)) as tx:

@@ -1,0 +1,129 @@
+"""Who is calling: bearer API keys resolved from an in-memory key ring (no database read per request).
+
+The ring mirrors the `api_keys` table; the API keys service updates it after each commit.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from emulator.core import errors
+from emulator.core.clock import to_db
+from emulator.core.errors import ApiError
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+
+    from emulator.core.db import Host
+    from emulator.core.emulator import Emulator
+
+FULL_ACCESS = "full_access"
+SENDING_ACCESS = "sending_access"
+WELL_FORMED_KEY = re.compile(r"^re_[A-Za-z0-9_]{1,128}$")
+
+
+@dataclass(frozen=True)
+class Credential:
+    """A resolved caller: the account every query is scoped to, and what it may do."""
+
+    account: str
+    key_id: str
+    permission: str
+    domain_id: str | None = None
+    active: bool = True
+
+    @property
+    def full_access(self) -> bool:
+        return self.permission == FULL_ACCESS
+
+
+Provisioner = Callable[["Emulator", str], Awaitable[Credential]]
+
+
+class KeyRing:
+    def __init__(self) -> None:
+        self.by_token: dict[str, Credential] = {}
+        # Isolation mode: how an unknown well-formed key becomes an account (the API keys group
+        # registers it at install; the pipeline sits below the resources and cannot import them).
+        self.provision_isolated: Provisioner | None = None
+
+    def put(self, token: str, credential: Credential) -> None:
+        self.by_token[token] = credential
+
+    def deactivate(self, key_id: str) -> None:
+        for token, cred in self.by_token.items():
+            if cred.key_id == key_id:
+                self.by_token[token] = Credential(cred.account, cred.key_id, cred.permission,
+                                                  cred.domain_id, active=False)
+
+    def clear(self) -> None:
+        self.by_token.clear()
+
+
+def keyring(emu: Host) -> KeyRing:
+    ring = emu.state.get("keyring")
+    if ring is None:
+        ring = emu.state["keyring"] = KeyRing()
+    return ring  # type: ignore[no-any-return]
+
+
+def isolated_account(token: str) -> str:
+    """The account an unknown well-formed key gets in isolation mode (`--isolate-keys`)."""
+    return f"acct_{token}"
+
+
+def account_of_key(emu: Emulator, token: str) -> str | None:
+    """The account `token` acts for — or, in isolation mode, the one it will get on its first call, so
+    a test may set things up (faults, waits) before it sends anything. None when no account would."""
+    credential = keyring(emu).by_token.get(token)
+    if credential is not None:
+        return credential.account
+    if emu.settings.isolate_keys and WELL_FORMED_KEY.match(token):
+        return isolated_account(token)
+    return None
+
+
+def selected_account(emu: Emulator, account: str | None, api_key: str | None) -> str | None:
+    """A control-plane filter naming an account directly (`account`) or by one of its keys."""
+    if api_key is None:
+        return account
+    keyed = account_of_key(emu, api_key)
+    if keyed is None:
+        raise errors.invalid("Unknown `api_key`: no account uses this API key.")
+    return keyed
+
+
+def bearer_token(request: Request) -> str:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ApiError(errors.MISSING_API_KEY)
+    return token.strip()
+
+
+async def credential_of(emu: Emulator, token: str) -> Credential | None:
+    """The key's credential; in isolation mode an unknown well-formed key gets a new account."""
+    ring = keyring(emu)
+    credential = ring.by_token.get(token)
+    if credential is None and ring.provision_isolated and emu.settings.isolate_keys \
+            and WELL_FORMED_KEY.match(token):
+        credential = await ring.provision_isolated(emu, token)
+    return credential
+
+
+async def authenticate(emu: Emulator, request: Request, access: str) -> Credential:
+    """Resolve the bearer token and check it may call an operation of `access` ("full" or "send")."""
+    token = bearer_token(request)
+    credential = await credential_of(emu, token)
+    if credential is None:
+        raise ApiError(errors.INVALID_API_KEY)
+    if not credential.active:
+        raise ApiError(errors.INACTIVE_API_KEY)
+    if access == "full" and not credential.full_access:
+        raise ApiError(errors.RESTRICTED_API_KEY)
+    emu.db.defer("UPDATE api_keys SET last_used_at = ? WHERE id = ?",
+                 (to_db(emu.clock.now()), credential.key_id), latest=("last_used", credential.key_id))
+    return credential

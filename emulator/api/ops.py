@@ -1,0 +1,86 @@
+"""What a Resend API operation is (Op), what its handler receives (ApiRequest) and returns (Reply, JSON)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from emulator.api.auth import Credential
+from emulator.core import errors
+from emulator.core.errors import ApiError
+from emulator.core.jsontext import compact
+
+if TYPE_CHECKING:
+    from starlette.datastructures import Headers, QueryParams
+
+    from emulator.core.db import Tx
+    from emulator.core.emulator import Emulator
+
+JSON_TYPE = "application/json; charset=utf-8"
+
+
+@dataclass
+class Reply:
+    """A handler result with a status other than its operation's default."""
+
+    body: Any
+    status: int = 200
+
+
+@dataclass
+class ApiRequest:
+    method: str
+    path: str
+    params: dict[str, str]
+    query: QueryParams
+    headers: Headers
+    body: Any
+    credential: Credential | None
+    raw: Request = field(repr=False)
+
+    def json_object(self) -> dict[str, Any]:
+        """The body as a JSON object; `{}` when empty (SDKs send bodies on GET/DELETE too)."""
+        if self.body is None:
+            return {}
+        if not isinstance(self.body, dict):
+            raise ApiError(errors.MALFORMED_BODY, "The request body must be a JSON object.")
+        return self.body
+
+
+Handler = Callable[["Tx", ApiRequest], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Op:
+    """One Resend operation: `operation_id` is the OpenAPI operationId (grep leads spec → code)."""
+
+    operation_id: str
+    method: str
+    path: str
+    handler: Handler
+    access: str = "full"  # "full": full_access only; "send": any key; "public": no key
+    status: int = 200
+    idempotent: bool = False
+
+
+def dumps(body: Any) -> bytes:
+    return compact(body).encode()
+
+
+def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(dumps(body), status, headers=headers, media_type=JSON_TYPE)
+
+
+def error_response(error: ApiError) -> Response:
+    return json_response(error.body(), error.status, error.headers)
+
+
+
+
+def emulator_of(request: Request) -> Emulator:
+    """The running emulator, for routes outside the API pipeline (control plane, UI, downloads)."""
+    return request.app.state.emu  # type: ignore[no-any-return]

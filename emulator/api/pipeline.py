@@ -1,0 +1,101 @@
+"""The request pipeline every Resend API operation goes through, and the route table built from Ops.
+
+auth → rate limit → faults → JSON body → (idempotency) → one transaction → service → JSON reply.
+Handlers parse and call one service function; they hold no state.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from emulator.api import idempotency, request_log
+from emulator.api.auth import Credential, authenticate
+from emulator.api.ops import ApiRequest, Op, Reply, json_response
+from emulator.api.ratelimit import rate_limit
+from emulator.core import errors
+from emulator.core.errors import ApiError
+
+if TYPE_CHECKING:
+    from emulator.core.emulator import Emulator
+
+
+async def read_json(request: Request, limit: int) -> Any:
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise ApiError(errors.PAYLOAD_TOO_LARGE)
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise ApiError(errors.PAYLOAD_TOO_LARGE)
+        chunks.append(chunk)
+    raw = b"".join(chunks)
+    if not raw.strip():
+        return None
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ApiError(errors.MALFORMED_BODY, f"The request body is not valid JSON: {exc}.") from None
+    request.state.json_body = raw  # kept for the request log
+    return body
+
+
+async def run_op(emu: Emulator, op: Op, request: Request) -> tuple[int, Any, Credential | None]:
+    credential = None
+    if op.access != "public":
+        credential = await authenticate(emu, request, op.access)
+    for hook in emu.state.get("before_op", []):
+        await hook(emu, op, request, credential)
+    body = await read_json(request, emu.settings.max_body_bytes)
+    req = ApiRequest(request.method, request.scope["path"], dict(request.path_params),
+                     request.query_params, request.headers, body, credential, request)
+    account = credential.account if credential else None
+    if op.idempotent and "idempotency-key" in request.headers:
+        status, result = await idempotency.run(emu, op, req, account)
+        return status, result, credential
+    async with emu.transaction(account) as tx:
+        result = await op.handler(tx, req)
+    if isinstance(result, Reply):
+        return result.status, result.body, credential
+    return op.status, result, credential
+
+
+def endpoint_for(ops: dict[str, Op]) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        emu: Emulator = request.app.state.emu
+        op = ops.get(request.method) or ops["GET"]  # Starlette adds HEAD to GET routes
+        headers = rate_limit(emu, request)
+        credential = None
+        try:
+            status, body, credential = await run_op(emu, op, request)
+            response = json_response(body, status, headers)
+        except ApiError as error:
+            status, body = error.status, error.body()
+            response = json_response(body, status, {**headers, **error.headers})
+        request_log.record(emu, request, credential, status, bytes(response.body))
+        # Headers a `before_op` hook asked for on a request it let through (control/faults.py: delays).
+        response.headers.update(getattr(request.state, "response_headers", {}))
+        return response
+
+    return endpoint
+
+
+def _route_sort_key(path: str) -> list[int]:
+    # Literal segments win over parameters at the same depth (`/emails/batch` before `/emails/{id}`).
+    return [1 if segment.startswith("{") else 0 for segment in path.strip("/").split("/")]
+
+
+def build_routes(ops: list[Op]) -> list[Route]:
+    by_path: dict[str, dict[str, Op]] = {}
+    for op in ops:
+        by_path.setdefault(op.path, {})[op.method] = op
+    return [
+        Route(path, endpoint_for(methods), methods=list(methods))
+        for path, methods in sorted(by_path.items(), key=lambda item: _route_sort_key(item[0]))
+    ]

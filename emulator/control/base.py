@@ -1,0 +1,116 @@
+"""The control plane under /_emulator/: health, reset, clock, job flush. Never shadows a Resend path.
+
+Test suites in any language drive the emulator through these JSON endpoints (documented in README).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from emulator.api.ops import emulator_of, json_response
+from emulator.core import errors
+from emulator.core.clock import parse_iso
+from emulator.core.errors import ApiError
+
+if TYPE_CHECKING:
+    pass
+
+PREFIX = "/_emulator"
+
+
+async def body_of(request: Request) -> dict[str, Any]:
+    raw = await request.body()
+    if not raw.strip():
+        return {}
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        raise ApiError(errors.MALFORMED_BODY, "The request body is not valid JSON.") from None
+    if not isinstance(body, dict):
+        raise ApiError(errors.MALFORMED_BODY, "The request body must be a JSON object.")
+    return body
+
+
+def _instant(body: dict[str, Any], field: str) -> Any:
+    value = body.get(field)
+    if not isinstance(value, str):
+        raise errors.invalid(f"`{field}` must be an ISO 8601 timestamp.")
+    try:
+        return parse_iso(value)
+    except ValueError:
+        raise errors.invalid(f"`{field}` must be an ISO 8601 timestamp.") from None
+
+
+def _seconds(body: dict[str, Any]) -> float:
+    units = {"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400, "ms": 0.001}
+    total = 0.0
+    for name, factor in units.items():
+        value = body.get(name, 0)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise errors.invalid(f"`{name}` must be a non-negative number.")
+        total += value * factor
+    return total
+
+
+async def health(request: Request) -> Response:
+    emu = emulator_of(request)
+    return json_response({"status": "ok", "clock": emu.clock.state(), "seed": emu.settings.seed})
+
+
+async def reset(request: Request) -> Response:
+    await emulator_of(request).reset()
+    return json_response({"reset": True})
+
+
+async def clock_get(request: Request) -> Response:
+    return json_response(emulator_of(request).clock.state())
+
+
+async def clock_freeze(request: Request) -> Response:
+    emu, body = emulator_of(request), await body_of(request)
+    emu.clock.freeze(_instant(body, "at") if "at" in body else None)
+    await emu.jobs.flush()
+    return json_response(emu.clock.state())
+
+
+async def clock_unfreeze(request: Request) -> Response:
+    emu = emulator_of(request)
+    emu.clock.unfreeze()
+    return json_response(emu.clock.state())
+
+
+async def clock_set(request: Request) -> Response:
+    emu, body = emulator_of(request), await body_of(request)
+    emu.clock.set(_instant(body, "at"))
+    await emu.jobs.flush()
+    return json_response(emu.clock.state())
+
+
+async def clock_advance(request: Request) -> Response:
+    """Move time forward and run everything that became due (scheduled sends, retries) before replying."""
+    emu, body = emulator_of(request), await body_of(request)
+    emu.clock.advance(_seconds(body))
+    await emu.jobs.flush()
+    return json_response(emu.clock.state())
+
+
+async def flush(request: Request) -> Response:
+    await emulator_of(request).jobs.flush()
+    return json_response({"flushed": True})
+
+
+ROUTES = [
+    Route(f"{PREFIX}/health", health, methods=["GET"]),
+    Route(f"{PREFIX}/reset", reset, methods=["POST"]),
+    Route(f"{PREFIX}/clock", clock_get, methods=["GET"]),
+    Route(f"{PREFIX}/clock/freeze", clock_freeze, methods=["POST"]),
+    Route(f"{PREFIX}/clock/unfreeze", clock_unfreeze, methods=["POST"]),
+    Route(f"{PREFIX}/clock/set", clock_set, methods=["POST"]),
+    Route(f"{PREFIX}/clock/advance", clock_advance, methods=["POST"]),
+    Route(f"{PREFIX}/flush", flush, methods=["POST"]),
+]

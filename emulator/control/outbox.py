@@ -1,0 +1,336 @@
+"""The outbox as JSON under /_emulator/outbox: what the emulator "sent", for tests in any language.
+
+    GET /_emulator/outbox                         list, newest first; filters below; `limit`/`after`/`before`
+    GET /_emulator/outbox/wait?to=…&timeout=5     long-poll: the newest matching email, as soon as one exists
+    GET /_emulator/outbox/{id}                    one email: text, html, headers, attachments, events
+    GET /_emulator/outbox/{id}.eml                the RFC 5322 message (message/rfc822)
+    GET /_emulator/outbox/{id}/attachments/{aid}  one attachment's bytes
+
+Filters (all optional, combined with AND): `to` (a full address matches that recipient exactly among
+to/cc/bcc; anything else is a case-insensitive substring of them), `from` and `subject` (substrings),
+`tag` (`name` or `name:value`), `status` (the email's `last_event`), `source` (`api`/`smtp`/...),
+`account` or `api_key` (one account's emails; every account by default).
+
+Built on the tables of emulator/resources/emails.py; the `.eml` comes from its `email_eml`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from emulator.api.auth import selected_account
+from emulator.api.ops import emulator_of, json_response
+from emulator.control.base import PREFIX
+from emulator.control.downloads import eml_response, file_response
+from emulator.core import errors
+from emulator.core.clock import from_db, iso_z
+from emulator.core.errors import ApiError, invalid, not_found
+from emulator.core.pages import fetch_page, list_body, parse_page
+from emulator.resources.emails.service import email_eml
+
+if TYPE_CHECKING:
+    from starlette.datastructures import QueryParams
+
+    from emulator.core.db import Row, Tx
+    from emulator.core.emulator import Emulator
+    from emulator.core.events import Event
+
+BASE = f"{PREFIX}/outbox"
+STATUSES = ("bounced", "canceled", "clicked", "complained", "delivered", "delivery_delayed", "failed",
+            "opened", "queued", "scheduled", "sent", "suppressed")
+# Lists never read the bodies or the stored message.
+LIST_COLUMNS = ("seq, id, account, source, from_addr, to_addrs, cc, bcc, reply_to, subject, tags,"
+                " scheduled_at, last_event, template_id, topic_id, broadcast_id, message_id, created_at")
+DEFAULT_WAIT_SECONDS = 10.0
+MAX_WAIT_SECONDS = 300.0  # [rec] long enough for any test, short enough that a forgotten poll ends
+
+
+def _like(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+@dataclass(frozen=True)
+class OutboxFilter:
+    account: str | None = None
+    to: str | None = None
+    from_: str | None = None
+    subject: str | None = None
+    tag_name: str | None = None
+    tag_value: str | None = None
+    status: str | None = None
+    source: str | None = None
+
+    def where(self) -> tuple[str, list[Any]]:
+        clauses: list[tuple[str, list[Any]]] = []
+        if self.account is not None:
+            clauses.append(("account = ?", [self.account]))
+        if self.to:
+            clauses.append(self._recipient_clause(self.to))
+        for column, value in (("from_addr", self.from_), ("subject", self.subject)):
+            if value:
+                clauses.append((f"{column} LIKE ? ESCAPE '\\'", [f"%{_like(value)}%"]))
+        if self.tag_name:
+            clauses.append(self._tag_clause(self.tag_name, self.tag_value))
+        for column, value in (("last_event", self.status), ("source", self.source)):
+            if value:
+                clauses.append((f"{column} = ?", [value]))
+        sql = " AND ".join(clause for clause, _ in clauses) or "1 = 1"
+        return sql, [param for _, params in clauses for param in params]
+
+    @staticmethod
+    def _tag_clause(name: str, value: str | None) -> tuple[str, list[Any]]:
+        test, params = "json_extract(t.value, '$.name') = ?", [name]
+        if value is not None:
+            test += " AND json_extract(t.value, '$.value') = ?"
+            params.append(value)
+        return f"EXISTS (SELECT 1 FROM json_each(emails.tags) AS t WHERE {test})", params
+
+    @classmethod
+    def _recipient_clause(cls, value: str) -> tuple[str, list[Any]]:
+        patterns = cls._recipient_patterns(value)
+        tests, params = [], []
+        for column in ("to_addrs", "cc", "bcc"):
+            for pattern in patterns:
+                tests.append(f"{column} LIKE ? ESCAPE '\\'")
+                params.append(pattern)
+        return f"({' OR '.join(tests)})", params
+
+    @staticmethod
+    def _recipient_patterns(value: str) -> list[str]:
+        value = value.strip()
+        local, at, domain = value.partition("@")
+        if local and at and domain:
+            # Stored as JSON strings: `"a@b.dev"` or `"Name <a@b.dev>"`.
+            return [f'%"{_like(value)}"%', f'%<{_like(value)}>"%']
+        return [f"%{_like(value)}%"]
+
+
+def _account_of(emu: Emulator, query: QueryParams) -> str | None:
+    return selected_account(emu, query.get("account"), query.get("api_key"))
+
+
+def parse_filter(emu: Emulator, query: QueryParams) -> OutboxFilter:
+    status = query.get("status")
+    if status is not None and status not in STATUSES:
+        raise invalid(f"Invalid `status` filter. Must be one of: {', '.join(STATUSES)}.")
+    tag = query.get("tag")
+    tag_name, tag_value = None, None
+    if tag:
+        name, sep, value = tag.partition(":")
+        tag_name, tag_value = name, (value if sep else None)
+    return OutboxFilter(
+        account=_account_of(emu, query), to=query.get("to"), from_=query.get("from"),
+        subject=query.get("subject"), tag_name=tag_name, tag_value=tag_value, status=status,
+        source=query.get("source"),
+    )
+
+
+# ---- serialisation -----------------------------------------------------------------------------
+
+def _json_or(text: str | None, default: Any) -> Any:
+    return default if text is None else json.loads(text)
+
+
+def summary(row: Row) -> dict[str, Any]:
+    email_id = row["id"]
+    return {
+        "object": "outbox_email",
+        "id": email_id,
+        "account": row["account"],
+        "source": row["source"],
+        "message_id": row["message_id"],
+        "from": row["from_addr"],
+        "to": json.loads(row["to_addrs"]),
+        "cc": _json_or(row["cc"], []),
+        "bcc": _json_or(row["bcc"], []),
+        "reply_to": _json_or(row["reply_to"], []),
+        "subject": row["subject"],
+        "last_event": row["last_event"],
+        "tags": _json_or(row["tags"], []),
+        "template_id": row["template_id"],
+        "topic_id": row["topic_id"],
+        "broadcast_id": row["broadcast_id"],
+        "created_at": iso_z(from_db(row["created_at"])),
+        "scheduled_at": iso_z(from_db(row["scheduled_at"])) if row["scheduled_at"] else None,
+        "url": f"{BASE}/{email_id}",
+        "eml_url": f"{BASE}/{email_id}.eml",
+    }
+
+
+def _attachment(email_id: str, row: Row) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "filename": row["filename"],
+        "content_type": row["content_type"],
+        "content_disposition": row["disposition"],
+        "content_id": row["content_id"],
+        "size": row["size"],
+        "download_url": f"{BASE}/{email_id}/attachments/{row['id']}",
+    }
+
+
+def _event(row: Row) -> dict[str, Any]:
+    return {"id": row["id"], "type": row["type"], "created_at": iso_z(from_db(row["created_at"])),
+            "data": json.loads(row["data"])}
+
+
+def _message_headers(raw: bytes) -> list[dict[str, str]]:
+    from email import policy
+    from email.parser import BytesHeaderParser
+
+    parsed = BytesHeaderParser(policy=policy.default).parsebytes(raw)
+    return [{"name": name, "value": str(value)} for name, value in parsed.items()]
+
+
+async def detail(tx: Tx, row: Row) -> dict[str, Any]:
+    """Everything about one email; `tx` is scoped to the email's account."""
+    parts = await tx.all(
+        "SELECT id, filename, content_type, content_id, disposition, size FROM email_attachments"
+        " WHERE email_id = ? AND account = ? ORDER BY seq", (row["id"], row["account"]))
+    events = await tx.all("SELECT * FROM events WHERE account = ? AND subject_id = ? ORDER BY seq",
+                          (row["account"], row["id"]))
+    raw = await email_eml(tx, row)
+    return {
+        **summary(row),
+        "html": row["html"],
+        "text": row["text"],
+        "headers": _json_or(row["headers"], {}),
+        "message_headers": _message_headers(raw),
+        "attachments": [_attachment(row["id"], part) for part in parts],
+        "events": [_event(event) for event in events],
+    }
+
+
+# ---- queries -----------------------------------------------------------------------------------
+
+async def _email_row(emu: Emulator, email_id: str, account: str | None) -> Row:
+    async with emu.transaction() as tx:
+        row = await tx.one("SELECT * FROM emails WHERE id = ?", (email_id,))
+    if row is None or (account is not None and row["account"] != account):
+        raise not_found("Email")
+    return row
+
+
+async def _detail_of(emu: Emulator, row: Row) -> dict[str, Any]:
+    async with emu.transaction(row["account"]) as tx:
+        return await detail(tx, row)
+
+
+async def _newest_match(emu: Emulator, outbox_filter: OutboxFilter,
+                        among: list[str] | None = None) -> Row | None:
+    where, params = outbox_filter.where()
+    if among is not None:
+        where += f" AND id IN ({', '.join('?' for _ in among)})"
+        params = [*params, *among]
+    async with emu.transaction() as tx:
+        return await tx.one(f"SELECT * FROM emails WHERE {where} ORDER BY seq DESC LIMIT 1",
+                            params)
+
+
+# ---- routes ------------------------------------------------------------------------------------
+
+async def list_outbox(request: Request) -> Response:
+    emu = emulator_of(request)
+    where, params = parse_filter(emu, request.query_params).where()
+    page = parse_page(request.query_params, optional_limit=False)
+    async with emu.transaction() as tx:
+        rows, has_more = await fetch_page(tx, "emails", page, where, params, columns=LIST_COLUMNS)
+    return json_response(list_body([summary(row) for row in rows], has_more))
+
+
+async def get_email(request: Request) -> Response:
+    emu = emulator_of(request)
+    row = await _email_row(emu, request.path_params["email_id"], _account_of(emu, request.query_params))
+    return json_response(await _detail_of(emu, row))
+
+
+async def get_eml(request: Request) -> Response:
+    emu = emulator_of(request)
+    email_id = request.path_params["email_id"]
+    row = await _email_row(emu, email_id, _account_of(emu, request.query_params))
+    async with emu.transaction(row["account"]) as tx:
+        raw = await email_eml(tx, row)
+    return eml_response(raw, email_id)
+
+
+async def get_attachment(request: Request) -> Response:
+    emu = emulator_of(request)
+    email_id, attachment_id = request.path_params["email_id"], request.path_params["attachment_id"]
+    row = await _email_row(emu, email_id, _account_of(emu, request.query_params))
+    async with emu.transaction(row["account"]) as tx:
+        part = await tx.one("SELECT * FROM email_attachments WHERE id = ? AND email_id = ? AND account = ?",
+                            (attachment_id, email_id, row["account"]))
+    if part is None:
+        raise not_found("Attachment")
+    return file_response(bytes(part["content"]), part["content_type"], part["filename"] or attachment_id,
+                         inline=part["disposition"] == "inline")
+
+
+def _wait_seconds(query: QueryParams) -> float:
+    raw = query.get("timeout")
+    if raw is None:
+        return DEFAULT_WAIT_SECONDS
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= MAX_WAIT_SECONDS:
+        raise invalid(f"`timeout` must be a number of seconds between 0 and {MAX_WAIT_SECONDS:g}.")
+    return seconds
+
+
+async def wait_for_email(request: Request) -> Response:
+    """Long-poll: reply with the newest email matching the filter as soon as one exists.
+
+    A listener on the event bus (called after each commit) hands the ids of changed emails to this
+    waiter, which re-checks only those rows: no polling, and a send wakes it within the same
+    event-loop turn as its commit. The timeout is wall-clock time, not the emulator clock.
+    """
+    emu = emulator_of(request)
+    outbox_filter = parse_filter(emu, request.query_params)
+    seconds = _wait_seconds(request.query_params)
+    changed: asyncio.Queue[str] = asyncio.Queue()
+
+    def on_event(event: Event) -> None:
+        if event["subject_id"] and outbox_filter.account in (None, event["account"]):
+            changed.put_nowait(event["subject_id"])
+
+    emu.events.listen(on_event)
+    try:
+        row = await _wait(emu, outbox_filter, changed, seconds)
+    finally:
+        emu.events.unlisten(on_event)
+    if row is None:
+        raise ApiError(errors.WAIT_TIMEOUT, f"No email matching the filter arrived within {seconds:g} s.")
+    return json_response(await _detail_of(emu, row))
+
+
+async def _wait(emu: Emulator, outbox_filter: OutboxFilter, changed: asyncio.Queue[str],
+                seconds: float) -> Row | None:
+    row = await _newest_match(emu, outbox_filter)
+    try:
+        async with asyncio.timeout(seconds):
+            while row is None:
+                ids = [await changed.get()]
+                while not changed.empty():
+                    ids.append(changed.get_nowait())
+                row = await _newest_match(emu, outbox_filter, sorted(set(ids)))
+    except TimeoutError:
+        return None
+    return row
+
+
+ROUTES = [
+    Route(BASE, list_outbox, methods=["GET"]),
+    Route(f"{BASE}/wait", wait_for_email, methods=["GET"]),
+    Route(f"{BASE}/{{email_id}}.eml", get_eml, methods=["GET"]),
+    Route(f"{BASE}/{{email_id}}/attachments/{{attachment_id}}", get_attachment, methods=["GET"]),
+    Route(f"{BASE}/{{email_id}}", get_email, methods=["GET"]),
+]

@@ -1,0 +1,223 @@
+"""Seed scenarios: ready-made states in JSON (`fixtures/*.json`), loaded at start or per test.
+
+    resend-emulator --seed-file fixtures/basic.json          into the default account, at start
+    POST /_emulator/scenario {"name": "basic"}                a bundled one, by name
+    POST /_emulator/scenario {"path": "/abs/file.json"}       any file
+    POST /_emulator/scenario {"scenario": {...}}              inline
+
+A scenario loads into the account of the `Authorization: Bearer` key (or `api_key` in the body) when
+one is given — in isolation mode, that key's own account — and into the default account otherwise.
+Each kind goes through the same service functions as the API, so a seeded domain, template or webhook
+is exactly what the API would have made. Kinds, in load order:
+
+    domains    [{"name", "region"?, "status"?: "verified"|"not_started"|"failed"|...}]
+    api_keys   [{"name", "token"?, "permission"?, "domain"?}]   a fixed `token` makes a known key
+    templates  [{...POST /templates body, "publish"?: true}]
+    webhooks   [{"endpoint", "events", "signing_secret"?}]
+    emails     [{...POST /emails body}]
+    demo       {"days"?: 7, "emails"?: 60}   a week of varied mail for the outbox UI (demo.py)
+
+A kind this build does not have (contacts and segments, until their groups land) is a clear 422
+before anything is written. Domains, keys, templates and webhooks load in one transaction (all or
+nothing); the domain checks then run, so emails of the same scenario see verified domains.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from emulator.api.auth import FULL_ACCESS, SENDING_ACCESS, Credential, account_of_key, keyring
+from emulator.api.ops import emulator_of, json_response
+from emulator.control.base import PREFIX, body_of
+from emulator.core.config import DEFAULT_ACCOUNT
+from emulator.core.errors import ApiError, invalid
+from emulator.resources import api_keys
+from emulator.resources.domains import service as domains
+from emulator.resources.emails import service as emails
+from emulator.resources.templates import service as templates
+from emulator.resources.webhooks import service as webhooks
+
+if TYPE_CHECKING:
+    from emulator.core.db import Tx
+    from emulator.core.emulator import Emulator
+
+
+def _fixtures() -> Path:
+    """`fixtures/` of a source checkout, else the copy a wheel installs as `emulator/fixtures/`."""
+    package = Path(__file__).resolve().parent.parent
+    checkout = package.parent / "fixtures"
+    return checkout if checkout.is_dir() else package / "fixtures"
+
+
+FIXTURES = _fixtures()
+KINDS = ("api_keys", "domains", "templates", "webhooks", "emails", "demo")
+PLANNED = {"contacts", "segments", "audiences", "topics", "broadcasts", "contact_properties"}
+DESCRIPTIVE = {"name", "description"}
+DOMAIN_OUTCOMES = ("verified", "failed", "partially_verified", "partially_failed", "temporary_failure")
+
+
+def read(source: str | Path) -> dict[str, Any]:
+    """A scenario by bundled name (`basic`, `demo`) or file path."""
+    path = Path(source)
+    if not path.suffix and not path.exists():
+        path = FIXTURES / f"{source}.json"
+    if not path.is_file():
+        bundled = ", ".join(sorted(p.stem for p in FIXTURES.glob("*.json")))
+        raise invalid(f"No scenario `{source}` (bundled: {bundled}).")
+    try:
+        scenario = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise invalid(f"Scenario `{path}` is not valid JSON: {exc}.") from None
+    return check(scenario)
+
+
+def check(scenario: Any) -> dict[str, Any]:
+    if not isinstance(scenario, dict):
+        raise invalid("A scenario must be a JSON object of kinds.")
+    for kind in scenario:
+        if kind in PLANNED:
+            raise invalid(f"Scenario kind `{kind}` is not supported by this emulator build yet"
+                          f" (supported: {', '.join(KINDS)}).")
+        if kind not in KINDS and kind not in DESCRIPTIVE:
+            raise invalid(f"Unknown scenario kind `{kind}` (supported: {', '.join(KINDS)}).")
+        if kind in KINDS and kind != "demo" and not isinstance(scenario[kind], list):
+            raise invalid(f"Scenario kind `{kind}` must be a list of objects.")
+    return scenario
+
+
+def _items(scenario: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    items = scenario.get(kind, [])
+    for item in items:
+        if not isinstance(item, dict):
+            raise invalid(f"Every item of `{kind}` must be an object.")
+    return items  # type: ignore[no-any-return]
+
+
+async def load(emu: Emulator, scenario: dict[str, Any], account: str = DEFAULT_ACCOUNT) -> dict[str, Any]:
+    """Load `scenario` into `account`; return the ids made, by kind (`{"domains": [{"id", "name"}]}`)."""
+    check(scenario)
+    made: dict[str, list[dict[str, Any]]] = {}
+    async with emu.transaction(account) as tx:
+        await tx.run("INSERT OR IGNORE INTO accounts (id, created_at) VALUES (?, ?)", (account, tx.now_db))
+        made["domains"] = [await _domain(tx, item) for item in _items(scenario, "domains")]
+        made["api_keys"] = [await _api_key(tx, item) for item in _items(scenario, "api_keys")]
+        made["templates"] = [await _template(tx, item) for item in _items(scenario, "templates")]
+        made["webhooks"] = [await _webhook(tx, item) for item in _items(scenario, "webhooks")]
+    # Domain checks and delivery outcomes are jobs: run them so the scenario is settled on return.
+    await emu.jobs.flush()
+    credential = Credential(account, "scenario", FULL_ACCESS)
+    if scenario.get("emails"):
+        async with emu.transaction(account) as tx:
+            made["emails"] = [await _email(tx, item, credential) for item in _items(scenario, "emails")]
+        await emu.jobs.flush()
+    if "demo" in scenario:
+        from emulator.control.demo import load_demo
+
+        made["demo"] = [await load_demo(emu, scenario["demo"], credential)]
+    return {"object": "scenario", "account": account, "loaded": {k: v for k, v in made.items() if v}}
+
+
+async def _api_key(tx: Tx, item: dict[str, Any]) -> dict[str, Any]:
+    token = item.get("token")
+    body = {key: value for key, value in item.items() if key not in ("token", "domain")}
+    if "domain" in item:
+        row = await tx.one("SELECT id FROM domains WHERE account = ? AND name = ?",
+                           (tx.account, item["domain"]))
+        if row is None:
+            raise invalid(f"API key `{item.get('name')}`: no domain `{item['domain']}` in the scenario.")
+        body["domain_id"] = row["id"]
+    if token is None:
+        created = await api_keys.create_api_key(tx, body)
+        return {"id": created["id"], "name": body.get("name"), "token": created["token"]}
+    if not isinstance(token, str) or not token.startswith("re_") or keyring(tx.emu).by_token.get(token):
+        raise invalid(f"API key token `{token}` must start with `re_` and not be in use.")
+    permission = body.get("permission", FULL_ACCESS)
+    if permission not in (FULL_ACCESS, SENDING_ACCESS):
+        raise invalid(f"API key permission must be {FULL_ACCESS} or {SENDING_ACCESS}.")
+    # Scenario keys are known in advance (CI secrets, fixtures), so the token is given, not drawn.
+    row = await api_keys._insert_key(tx, body.get("name") or "Scenario key", token, permission,
+                                     body.get("domain_id"))
+    return {"id": row["id"], "name": row["name"], "token": token}
+
+
+async def _domain(tx: Tx, item: dict[str, Any]) -> dict[str, Any]:
+    status = item.get("status", "verified")
+    body = {key: value for key, value in item.items() if key != "status"}
+    created = await domains.create_domain(tx, body)
+    if status in DOMAIN_OUTCOMES:
+        await domains.set_verify_outcome(tx, created["id"], status)
+        await domains.verify_domain(tx, created["id"])
+    elif status != "not_started":
+        raise invalid(f"Domain `{created['name']}`: `status` must be not_started or one of"
+                      f" {', '.join(DOMAIN_OUTCOMES)}.")
+    return {"id": created["id"], "name": created["name"]}
+
+
+async def _template(tx: Tx, item: dict[str, Any]) -> dict[str, Any]:
+    body = {key: value for key, value in item.items() if key != "publish"}
+    created = await templates.create_template(tx, body)
+    if item.get("publish", True):
+        await templates.publish_template(tx, created["id"])
+    return {"id": created["id"], "name": body.get("name"), "alias": body.get("alias")}
+
+
+async def _webhook(tx: Tx, item: dict[str, Any]) -> dict[str, Any]:
+    secret = item.get("signing_secret")
+    body = {key: value for key, value in item.items() if key not in ("signing_secret", "status")}
+    created = await webhooks.create_webhook(tx, body)
+    if "status" in item:
+        await webhooks.update_webhook(tx, created["id"], {"status": item["status"]})
+    if secret is not None:
+        if not isinstance(secret, str) or not secret.startswith("whsec_"):
+            raise invalid("A webhook's `signing_secret` must start with `whsec_`.")
+        await tx.update("webhooks", created["id"], {"secret": secret})
+    return {"id": created["id"], "endpoint": body["endpoint"],
+            "signing_secret": secret or created["signing_secret"]}
+
+
+async def _email(tx: Tx, item: dict[str, Any], credential: Credential) -> dict[str, Any]:
+    return await emails.send_email(tx, item, credential)
+
+
+async def _account_for(emu: Emulator, request: Request, body: dict[str, Any]) -> str:
+    """The key's account (from `api_key` or the bearer header); an isolated key not used yet gets its
+    account now, so the scenario's rows have an owner."""
+    header = request.headers.get("authorization", "")
+    token = body.get("api_key") or header.partition(" ")[2].strip() or None
+    if token is None:
+        return DEFAULT_ACCOUNT
+    account = account_of_key(emu, token)
+    if account is None:
+        raise invalid("Unknown API key: no account uses it.")
+    if token not in keyring(emu).by_token:
+        await api_keys.provision_isolated_account(emu, token)
+    return account
+
+
+async def load_route(request: Request) -> Response:
+    emu, body = emulator_of(request), await body_of(request)
+    if "scenario" in body:
+        scenario = check(body["scenario"])
+    elif isinstance(body.get("name") or body.get("path"), str):
+        scenario = read(body.get("path") or body["name"])
+    else:
+        raise invalid("Give a bundled scenario `name`, a file `path`, or an inline `scenario` object.")
+    account = await _account_for(emu, request, body)
+    return json_response(await load(emu, scenario, account), 201)
+
+
+async def start(emu: Emulator) -> None:
+    if emu.settings.seed_file:
+        try:
+            await load(emu, read(emu.settings.seed_file))
+        except ApiError as error:
+            raise SystemExit(f"--seed-file {emu.settings.seed_file}: {error.message}") from None
+
+
+ROUTES = [Route(f"{PREFIX}/scenario", load_route, methods=["POST"])]

@@ -1,0 +1,192 @@
+"""Snapshots: the whole state saved to a file and put back, so a suite builds an expensive state once.
+
+    POST /_emulator/snapshot/save     {"path": "/tmp/state.db"}   → {"path", "bytes", "emails"}
+    POST /_emulator/snapshot/restore  {"path": "/tmp/state.db"}   → {"path", "restored": true}
+    resend-emulator --restore /tmp/state.db                       (at start, before --seed-file)
+
+A snapshot is a plain SQLite file written with SQLite's online backup API (fast, page by page, and
+consistent while the server runs). The state that lives outside tables goes into the `meta` table
+first: the id counter (already there) and the clock. Restoring copies the file back into the live
+connection, reloads that state, and runs the reset hooks so in-memory rings (API keys, fault books,
+live UI clients) follow the restored tables. Fault rules are test scaffolding, not state: a restore
+clears them as a reset does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import aiosqlite
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from emulator.api import request_log
+from emulator.api.auth import keyring
+from emulator.api.ops import emulator_of, json_response
+from emulator.control.base import PREFIX, body_of
+from emulator.core.errors import invalid
+from emulator.core.ids import ACCOUNT_COUNTER_PREFIX
+from emulator.resources import api_keys
+
+if TYPE_CHECKING:
+    from emulator.core.emulator import Emulator
+
+
+async def _persist_memory_state(emu: Emulator) -> None:
+    # A transaction also writes the queued request logs, so the file holds every answered request.
+    async with emu.transaction() as tx:
+        await tx.run("INSERT OR REPLACE INTO meta (key, value) VALUES ('clock', ?)",
+                     (json.dumps(emu.clock.export()),))
+        counters = {"id_counter": emu.ids.main_counter,
+                    **{ACCOUNT_COUNTER_PREFIX + account: n for account, n in emu.ids.accounts.items()}}
+        # Rows of accounts a reset forgot must not come back with the snapshot.
+        await tx.run("DELETE FROM meta WHERE key LIKE 'id_counter%'")
+        await tx.many("INSERT INTO meta (key, value) VALUES (?, ?)",
+                      [(key, str(value)) for key, value in counters.items()])
+
+
+async def copy_to(emu: Emulator, target: aiosqlite.Connection) -> None:
+    """Copy the whole live state into `target` (a file or an in-memory database)."""
+    await _persist_memory_state(emu)
+    async with emu.db.lock:
+        await emu.db.conn.backup(target)
+
+
+async def save(emu: Emulator, path: str) -> dict[str, Any]:
+    """Write the whole state to `path` (replaced atomically: a reader never sees half a file)."""
+    destination = Path(path)
+    if not destination.parent.is_dir():
+        raise invalid(f"Cannot write the snapshot: directory `{destination.parent}` does not exist.")
+    partial = destination.with_name(destination.name + ".partial")
+    partial.unlink(missing_ok=True)
+    target = await aiosqlite.connect(partial)
+    try:
+        await copy_to(emu, target)
+    finally:
+        await target.close()
+    os.replace(partial, destination)
+    return {"path": str(destination), "bytes": destination.stat().st_size}
+
+
+async def _copy_back(emu: Emulator, source: aiosqlite.Connection,
+                     then: Callable[[sqlite3.Connection], Any]) -> Any:
+    """Copy `source` over the live database; return `then(raw)`, run in the same lock."""
+    async with emu.jobs.paused(), emu.db.lock:
+        emu.db.take_deferred()  # writes queued for the state being replaced
+        # A cancelled job's last database call may still be running on the live connection's thread
+        # (cancelling the awaiter does not stop it); the backup runs on the source's thread and would
+        # find the destination busy. One empty call on the live thread waits for it (FIFO queue).
+        await emu.db.call(lambda raw: None)
+        await source.backup(emu.db.conn)
+        return await emu.db.call(then)
+
+
+async def _settle(emu: Emulator, skip: Callable[..., Any] | None = None) -> None:
+    """In-memory state follows the restored tables: reset hooks (key ring, fault books, live UI)."""
+    emu.state.pop("rate_windows", None)
+    for hook in emu.reset_hooks:
+        if hook is not skip:
+            await hook(emu)
+    emu.jobs.wake()
+
+
+async def restore_from(emu: Emulator, source: aiosqlite.Connection) -> None:
+    """Replace the live state with `source`'s, then bring the in-memory state in line with it."""
+    # A file may come from an older build lacking newer tables: create what is missing.
+    statements = emu.ddl
+
+    def reload(raw: sqlite3.Connection) -> dict[str, str]:
+        for statement in statements:
+            raw.execute(statement)
+        return {row["key"]: row["value"] for row in raw.execute("SELECT key, value FROM meta")}
+
+    meta: dict[str, str] = await _copy_back(emu, source, reload)
+    emu.ids.load_counters(meta)
+    if "clock" in meta:
+        emu.clock.load(json.loads(meta["clock"]))
+    await request_log.start(emu)
+    await _settle(emu)
+
+
+async def restore(emu: Emulator, path: str) -> dict[str, Any]:
+    """Replace the whole state with the snapshot file at `path`."""
+    if not Path(path).is_file():
+        raise invalid(f"No snapshot at `{path}`.")
+    source = await aiosqlite.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        if await source.execute_fetchall("SELECT 1 FROM sqlite_master WHERE name = 'meta'") == []:
+            raise invalid(f"`{path}` is not an emulator snapshot.")
+        await restore_from(emu, source)
+    except aiosqlite.DatabaseError:
+        raise invalid(f"`{path}` is not an emulator snapshot.") from None
+    finally:
+        await source.close()
+    return {"path": path, "restored": True}
+
+
+class Baseline:
+    """An in-memory snapshot: what the pytest plugin restores before every test.
+
+    Besides the tables it keeps the in-memory state as it was (id counters, clock, key ring), so a
+    restore is one page copy plus assignments: no query reads that state back.
+    """
+
+    def __init__(self, connection: aiosqlite.Connection, emu: Emulator) -> None:
+        self.connection = connection
+        self.counters = (emu.ids.main_counter, dict(emu.ids.accounts))
+        self.log_counter = request_log.log_ids(emu).counter
+        self.clock = emu.clock.export()
+        self.keys = dict(keyring(emu).by_token)
+
+    @classmethod
+    async def take(cls, emu: Emulator) -> Baseline:
+        connection = await aiosqlite.connect(":memory:")
+        await copy_to(emu, connection)
+        return cls(connection, emu)
+
+    async def restore(self, emu: Emulator) -> None:
+        await _copy_back(emu, self.connection, lambda raw: None)
+        emu.ids.main_counter, accounts = self.counters
+        emu.ids.accounts = dict(accounts)
+        request_log.log_ids(emu).counter = self.log_counter
+        emu.clock.load(self.clock)
+        ring = keyring(emu)
+        ring.clear()
+        ring.by_token.update(self.keys)
+        # The key ring is already as it was; re-reading it from the tables is what `provision` adds.
+        await _settle(emu, skip=api_keys.provision)
+
+    async def close(self) -> None:
+        await self.connection.close()
+
+
+def _path(body: dict[str, Any]) -> str:
+    path = body.get("path")
+    if not isinstance(path, str) or not path.strip():
+        raise invalid("`path` must be a file path on the emulator's machine.")
+    return os.path.abspath(os.path.expanduser(path))
+
+
+async def save_route(request: Request) -> Response:
+    return json_response(await save(emulator_of(request), _path(await body_of(request))))
+
+
+async def restore_route(request: Request) -> Response:
+    return json_response(await restore(emulator_of(request), _path(await body_of(request))))
+
+
+async def start(emu: Emulator) -> None:
+    if emu.settings.restore:
+        await restore(emu, os.path.abspath(emu.settings.restore))
+
+
+ROUTES = [
+    Route(f"{PREFIX}/snapshot/save", save_route, methods=["POST"]),
+    Route(f"{PREFIX}/snapshot/restore", restore_route, methods=["POST"]),
+]

@@ -1,0 +1,290 @@
+"""One aiosqlite connection; one transaction at a time; plain dict rows.
+
+Every request runs inside `transaction()`: transactions never interleave because they share one lock.
+Side effects registered with `Tx.after_commit` run only once the transaction has committed.
+
+Speed: each call into aiosqlite is a round trip to its worker thread (~50–100 µs on this machine), so a
+transaction batches its work into as few trips as it can. Writes that need no answer (`insert`, `update`,
+`many`, `queue`) wait in the transaction and travel with the next read or with the commit; `BEGIN` rides
+along with the first trip that writes. A send that reads nothing costs one trip in all, and a
+transaction that only reads costs one trip per read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager, nullcontext
+from datetime import datetime
+from typing import Any, Protocol
+
+import aiosqlite
+
+from emulator.core.clock import Clock, to_db
+from emulator.core.config import DEFAULT_ACCOUNT, Settings
+from emulator.core.ids import IdFactory
+
+Row = dict[str, Any]
+Params = Sequence[Any] | dict[str, Any]
+# (sql, params, many): one statement, or one statement over many parameter rows.
+Write = tuple[str, Any, bool]
+
+
+
+class Host(Protocol):
+    """The running emulator as a transaction sees it (`core/emulator.py`'s Emulator is one).
+
+    Declared here rather than imported, so storage sits below the Emulator that owns it. The event bus
+    and the job runner sit above storage, so they are `Any` here; their own modules type them.
+    """
+
+    settings: Settings
+    clock: Clock
+    ids: IdFactory
+    state: dict[str, Any]
+    cache: dict[str, Any]
+    events: Any
+    jobs: Any
+
+    def invalidate(self, name: str) -> None: ...
+
+
+KERNEL_TABLES = [
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS accounts (id TEXT PRIMARY KEY, created_at TEXT NOT NULL)",
+]
+# Tables that survive reset (the schema itself), never listed in `tables`.
+_KEEP_ON_RESET = {"meta"}
+
+
+def _dict_row(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> Row:
+    return {column[0]: value for column, value in zip(cursor.description, row, strict=True)}
+
+
+def _apply(raw: sqlite3.Connection, writes: Iterable[Write]) -> None:
+    for sql, params, many in writes:
+        if many:
+            raw.executemany(sql, params)
+        else:
+            raw.execute(sql, params)
+
+
+class Database:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.lock = asyncio.Lock()
+        self.tables: list[str] = []
+        self._conn: aiosqlite.Connection | None = None
+        self._deferred: list[Write] = []
+        self._latest: dict[Any, Write] = {}
+
+    @property
+    def conn(self) -> aiosqlite.Connection:
+        assert self._conn is not None, "database is not open"
+        return self._conn
+
+    async def call(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        """Run `fn(raw_connection)` on aiosqlite's worker thread: one round trip, however much it does."""
+        conn = self.conn
+        return await conn._execute(fn, conn._conn)  # type: ignore[no-untyped-call]  # aiosqlite's hop
+
+    async def open(self, ddl: Iterable[str]) -> None:
+        self._conn = await aiosqlite.connect(self.path or ":memory:", isolation_level=None)
+        self._conn.row_factory = _dict_row  # type: ignore[assignment]
+        statements = ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", *KERNEL_TABLES, *ddl]
+
+        def create(raw: sqlite3.Connection) -> list[str]:
+            for statement in statements:
+                raw.execute(statement)
+            rows = raw.execute(
+                "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
+            ).fetchall()
+            return [row["name"] for row in rows]
+
+        names: list[str] = await self.call(create)
+        self.tables = [name for name in names if name not in _KEEP_ON_RESET]
+
+    async def close(self) -> None:
+        if self._conn is not None:
+            await self._conn.close()
+            self._conn = None
+
+    def defer(self, sql: str, params: Params, latest: Any = None) -> None:
+        """Queue a write that may wait for the next commit (request logs, `last_used_at`). Writes
+        given the same `latest` key replace each other: only the newest is made."""
+        if latest is None:
+            self._deferred.append((sql, params, False))
+        else:
+            self._latest[latest] = (sql, params, False)
+
+    @property
+    def has_deferred(self) -> bool:
+        return bool(self._deferred or self._latest)
+
+    def take_deferred(self) -> list[Write]:
+        taken = [*self._deferred, *self._latest.values()]
+        self._deferred, self._latest = [], {}
+        return taken
+
+    def restore_deferred(self, writes: list[Write]) -> None:
+        self._deferred[:0] = writes
+
+    async def wipe(self) -> None:
+        """Empty every table but `meta` (caller holds the lock)."""
+        self.take_deferred()
+        tables = list(self.tables)
+
+        def wipe_all(raw: sqlite3.Connection) -> None:
+            raw.execute("BEGIN")
+            for table in tables:
+                raw.execute(f"DELETE FROM {table}")
+            raw.execute("COMMIT")
+
+        await self.call(wipe_all)
+
+    @asynccontextmanager
+    async def transaction(self, emu: Host, account: str | None) -> AsyncIterator[Tx]:
+        isolated = emu.settings.isolate_keys and account not in (None, DEFAULT_ACCOUNT)
+        async with self.lock:
+            tx = Tx(emu, self, account, emu.clock.now())
+            with emu.ids.account_scope(account) if isolated and account else nullcontext():
+                start_counter = emu.ids.counter
+                try:
+                    yield tx
+                except BaseException:
+                    if tx.begun:
+                        await self.call(lambda raw: raw.execute("ROLLBACK"))
+                    raise
+                if emu.ids.counter != start_counter:
+                    tx.queue("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                             (emu.ids.meta_key, str(emu.ids.counter)))
+                await tx.commit()
+        for callback in tx.callbacks:
+            callback()
+
+
+class _TxState:
+    """What views of one transaction (see `Tx.as_account`) share."""
+
+    def __init__(self) -> None:
+        self.begun = False
+        self.trips = 0
+        self.pending: list[Write] = []
+        self.callbacks: list[Callable[[], None]] = []
+
+
+class Tx:
+    """The handle a service function gets: scoped to one account, one `now`, one transaction."""
+
+    def __init__(self, emu: Host, db: Database, account: str | None, now: datetime,
+                 state: _TxState | None = None) -> None:
+        self.emu = emu
+        self.db = db
+        self._account = account
+        self.now = now
+        self._state = state or _TxState()
+
+    def as_account(self, account: str) -> Tx:
+        """The same transaction seen as another account (inbound mail crosses accounts; one commit)."""
+        return Tx(self.emu, self.db, account, self.now, self._state)
+
+    @property
+    def begun(self) -> bool:
+        return self._state.begun
+
+    @property
+    def callbacks(self) -> list[Callable[[], None]]:
+        return self._state.callbacks
+
+    @property
+    def account(self) -> str:
+        assert self._account is not None, "this transaction is not scoped to an account"
+        return self._account
+
+    @property
+    def now_db(self) -> str:
+        return to_db(self.now)
+
+    def new_id(self) -> str:
+        return self.emu.ids.uuid()
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        self._state.callbacks.append(callback)
+
+    def queue(self, sql: str, params: Params = ()) -> None:
+        """A write whose result is not needed: it travels with the next read or the commit."""
+        self._state.pending.append((sql, params, False))
+
+    def mark(self) -> tuple[int, int]:
+        """A point to undo queued writes back to (see `unqueue`), valid while nothing is sent."""
+        return len(self._state.pending), self._state.trips
+
+    def sent_since(self, mark: tuple[int, int]) -> bool:
+        """Whether queued writes have reached the database since `mark` (then only SQL can undo them)."""
+        return self._state.trips != mark[1]
+
+    def unqueue(self, mark: tuple[int, int], count: int | None = None) -> None:
+        """Drop the writes queued since `mark` (all of them, or the first `count`)."""
+        end = None if count is None else mark[0] + count
+        del self._state.pending[mark[0]:end]
+
+    async def _trip(self, then: Callable[[sqlite3.Connection], Any], writes_now: bool = False) -> Any:
+        state = self._state
+        state.trips += 1
+        writes, state.pending = state.pending, []
+        # BEGIN only once something is written: reads before that run in autocommit mode, which is
+        # just as consistent here (the lock keeps every other writer out), and a transaction that
+        # only reads then needs no COMMIT trip at all.
+        begin = not state.begun and bool(writes or writes_now)
+        state.begun = state.begun or begin
+
+        def work(raw: sqlite3.Connection) -> Any:
+            if begin:
+                raw.execute("BEGIN IMMEDIATE")
+            _apply(raw, writes)
+            return then(raw)
+
+        return await self.db.call(work)
+
+    async def commit(self) -> None:
+        if not self.begun and not self._state.pending and not self.db.has_deferred:
+            return
+        deferred = self.db.take_deferred()
+        try:
+            def finish(raw: sqlite3.Connection) -> None:
+                _apply(raw, deferred)
+                raw.execute("COMMIT")
+
+            await self._trip(finish, writes_now=True)
+        except BaseException:
+            self.db.restore_deferred(deferred)
+            await self.db.call(lambda raw: raw.in_transaction and raw.execute("ROLLBACK"))
+            raise
+
+    async def one(self, sql: str, params: Params = ()) -> Row | None:
+        return await self._trip(lambda raw: raw.execute(sql, params).fetchone())  # type: ignore[no-any-return]
+
+    async def all(self, sql: str, params: Params = ()) -> list[Row]:
+        return await self._trip(lambda raw: raw.execute(sql, params).fetchall())  # type: ignore[no-any-return]
+
+    async def run(self, sql: str, params: Params = ()) -> int:
+        """Execute now and return the number of rows changed."""
+        return await self._trip(lambda raw: raw.execute(sql, params).rowcount,  # type: ignore[no-any-return]
+                                writes_now=True)
+
+    async def many(self, sql: str, rows: Iterable[Params]) -> None:
+        self._state.pending.append((sql, list(rows), True))
+
+    async def insert(self, table: str, values: dict[str, Any]) -> None:
+        columns = ", ".join(values)
+        marks = ", ".join("?" for _ in values)
+        self.queue(f"INSERT INTO {table} ({columns}) VALUES ({marks})",
+                   tuple(values.values()))
+
+    async def update(self, table: str, row_id: str, values: dict[str, Any]) -> None:
+        if not values:
+            return
+        assignments = ", ".join(f"{column} = ?" for column in values)
+        self.queue(f"UPDATE {table} SET {assignments} WHERE id = ? AND account = ?",
+                   (*values.values(), row_id, self.account))

@@ -1,0 +1,235 @@
+"""Work that falls due on the clock: scheduled sends, delivery status changes, webhook retries.
+
+A job is a row (kind, due time, payload). The runner wakes when a job is added, when the clock moves,
+or when the next due time is reached on a running clock; it runs due jobs outside any transaction
+(handlers open their own), so slow work such as an HTTP delivery never blocks API requests.
+`flush()` runs everything due now, and whatever that makes due, then returns: tests never sleep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from emulator.core.clock import from_db, to_db
+from emulator.core.db import Database, Host, Tx
+from emulator.core.jsontext import compact
+
+log = logging.getLogger("emulator.jobs")
+
+TABLES = [
+    """CREATE TABLE IF NOT EXISTS jobs (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        account TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        due_at TEXT NOT NULL,
+        running INTEGER NOT NULL DEFAULT 0,
+        payload TEXT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS jobs_due ON jobs (running, due_at)",
+]
+
+Job = dict[str, Any]
+# Handlers receive the running Emulator (typed where they are written, above this layer).
+Handler = Callable[[Any, Job], Awaitable[None]]
+TxHandler = Callable[["Tx", Job], Awaitable[None]]
+MAX_PARALLEL = 16
+BATCH = 200
+COALESCE = 0.05  # seconds
+
+
+async def schedule(tx: Tx, kind: str, due_at: datetime, payload: dict[str, Any]) -> None:
+    """Add a job in the caller's transaction; the runner hears of it after commit."""
+    await tx.insert("jobs", {
+        "account": tx.account, "kind": kind, "due_at": to_db(due_at),
+        "payload": compact(payload),
+    })
+    runner: JobRunner = tx.emu.jobs
+    tx.after_commit(lambda: runner.wake_for(due_at))
+
+
+class RunnerHost(Host, Protocol):
+    """What the runner needs of the Emulator that owns it."""
+
+    db: Database
+
+    def transaction(self, account: str | None = None) -> AbstractAsyncContextManager[Tx]: ...
+
+
+class JobRunner:
+    """Two kinds of handler: `tx_handler` jobs (database work only) run together inside the runner's
+    own transaction, one savepoint each, so a burst of due jobs costs one commit; `handler` jobs (network
+    work such as webhook deliveries) run as tasks outside any transaction and open their own."""
+
+    def __init__(self, emu: RunnerHost) -> None:
+        self.emu = emu
+        self.handlers: dict[str, Handler] = {}
+        self.tx_handlers: dict[str, TxHandler] = {}
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._running: set[asyncio.Task[None]] = set()
+        self._slots = asyncio.Semaphore(MAX_PARALLEL)
+        self._pass_lock = asyncio.Lock()
+        # Whether the runner waits between passes, and until when (None: until woken). Lets
+        # `wake_for` skip a wake (a whole pass) when the runner will look by then anyway.
+        self._sleeping = False
+        self._sleep_until: datetime | None = None
+
+    def handler(self, kind: str, fn: Handler) -> None:
+        self.handlers[kind] = fn
+
+    def tx_handler(self, kind: str, fn: TxHandler) -> None:
+        self.tx_handlers[kind] = fn
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def wake_for(self, due_at: datetime) -> None:
+        """Wake the runner for a job due at `due_at`, unless it will look by then anyway."""
+        if not self._sleeping:
+            # A pass is under way or about to start. Callers run after their commit released the
+            # database lock, and a pass reads the jobs inside its own transaction, so it sees this one.
+            return
+        if self.emu.clock.mode == "frozen":
+            if due_at > self.emu.clock.now():
+                return  # only a clock change can make it due, and that wakes the runner
+        elif self._sleep_until is not None and due_at >= self._sleep_until:
+            return
+        self._wake.set()
+
+    async def start(self) -> None:
+        async with self.emu.transaction() as tx:
+            tx.queue("UPDATE jobs SET running = 0 WHERE running = 1")  # recover after a crash
+        self._task = asyncio.create_task(self._loop())
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+        await self.clear()
+
+    async def _loop(self) -> None:
+        while True:
+            self._wake.clear()
+            self._sleep_until = None
+            try:
+                done, next_due = await self._pass()
+            except Exception:  # never let the runner die; try again on the next wake
+                log.exception("job pass failed")
+                done, next_due = 0, None
+            if done >= BATCH:
+                continue
+            if next_due is not None:
+                # A running clock's jobs are taken in passes at most COALESCE apart, so a steady
+                # stream (each send's delivery 2 s later) costs one transaction per pass, not per job.
+                next_due = max(next_due, COALESCE)
+                self._sleep_until = self.emu.clock.now() + timedelta(seconds=next_due)
+            self._sleeping = True
+            try:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), timeout=next_due)
+            finally:
+                self._sleeping = False
+
+    async def _pass(self) -> tuple[int, float | None]:
+        """Run the due in-transaction jobs and start the others; return (jobs taken, seconds to next)."""
+        async with self._pass_lock:
+            async with self.emu.transaction() as tx:
+                rows = await tx.all(
+                    "SELECT * FROM jobs WHERE running = 0 AND due_at <= ? ORDER BY due_at, seq LIMIT ?",
+                    (tx.now_db, BATCH),
+                )
+                claimed = [row for row in rows if await self._take(tx, row)]
+                claimed_seqs = {row["seq"] for row in claimed}
+                done = [(row["seq"],) for row in rows if row["seq"] not in claimed_seqs]
+                await tx.many("DELETE FROM jobs WHERE seq = ?", done)
+                await tx.many("UPDATE jobs SET running = 1 WHERE seq = ?", [(r["seq"],) for r in claimed])
+                next_due = None if len(rows) >= BATCH else await self._next_due(tx)
+            for job in claimed:
+                task = asyncio.create_task(self._run(job))
+                self._running.add(task)
+                task.add_done_callback(self._running.discard)
+            return len(rows), next_due
+
+    async def _take(self, tx: Tx, row: Job) -> bool:
+        """Run `row` now if it is an in-transaction job; otherwise return True (to be claimed)."""
+        row["payload"] = json.loads(row["payload"])
+        in_tx = self.tx_handlers.get(row["kind"])
+        if in_tx is None:
+            return True
+        callbacks, mark = len(tx.callbacks), tx.mark()
+        # The savepoint costs nothing unless the job reads (which sends the queue): a job that only
+        # writes is undone by dropping its queued writes.
+        tx.queue("SAVEPOINT job")
+        try:
+            await in_tx(tx.as_account(row["account"]), row)
+            if tx.sent_since(mark):
+                tx.queue("RELEASE job")
+            else:
+                tx.unqueue(mark, count=1)
+        except Exception:  # one broken job must not undo the others in the batch
+            log.exception("job %s failed", row["kind"])
+            if tx.sent_since(mark):
+                await tx.run("ROLLBACK TO job")
+                tx.queue("RELEASE job")
+            else:
+                tx.unqueue(mark)
+            del tx.callbacks[callbacks:]
+        return False
+
+    async def _next_due(self, tx: Tx) -> float | None:
+        if self.emu.clock.mode == "frozen":
+            return None  # only a clock change or a new job can make anything due
+        row = await tx.one("SELECT MIN(due_at) AS due FROM jobs WHERE running = 0")
+        if not row or row["due"] is None:
+            return None
+        return max(0.0, (from_db(row["due"]) - tx.now).total_seconds()) + 0.001
+
+    async def run_due(self) -> int:
+        """Run or start every job due now; return how many were taken."""
+        taken, _ = await self._pass()
+        return taken
+
+    async def _run(self, job: Job) -> None:
+        async with self._slots:
+            handler = self.handlers.get(job["kind"])
+            try:
+                if handler is None:
+                    log.warning("no handler for job kind %s", job["kind"])
+                else:
+                    await handler(self.emu, job)
+            except Exception:  # a broken job must never stop the runner
+                log.exception("job %s failed", job["kind"])
+            finally:
+                # Rides with the next commit instead of costing one of its own. A crash before that
+                # leaves the row claimed; start() re-runs it, and handlers treat a repeat as a no-op
+                # (a delivered message is not sent again).
+                self.emu.db.defer("DELETE FROM jobs WHERE seq = ?", (job["seq"],))
+
+    async def flush(self, rounds: int = 1000) -> None:
+        """Run everything due now, including what those jobs make due, and wait for it all."""
+        for _ in range(rounds):
+            taken = await self.run_due()
+            if self._running:
+                await asyncio.gather(*list(self._running), return_exceptions=True)
+            elif not taken:
+                return
+
+    @contextlib.asynccontextmanager
+    async def paused(self) -> AsyncIterator[None]:
+        """No job starts inside the block, and none is running: for replacing the whole state."""
+        async with self._pass_lock:
+            await self.clear()
+            yield
+
+    async def clear(self) -> None:
+        for task in list(self._running):
+            task.cancel()
+        await asyncio.gather(*self._running, return_exceptions=True)

@@ -1,0 +1,81 @@
+"""Cursor pagination (reference 00-general.md §4, seed §4.5 / §7.1).
+
+Lists are ordered newest first by insertion order (`seq`), which is creation order on the clock;
+cursors are object ids, looked up to their `seq` and never included in the page (keyset seek, so a
+page costs the same at 1 000 or 1 000 000 rows).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from emulator.core.errors import invalid
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from emulator.core.db import Row, Tx
+
+DOCS = "See https://resend.com/docs/api-reference/pagination for more information."
+LIMIT_MESSAGE = f"The pagination limit must be a number between 1 and 100. {DOCS}"
+BOTH_CURSORS_MESSAGE = f"You can only pass one of `before` or `after` for pagination. {DOCS}"
+BAD_CURSOR_MESSAGE = f"The pagination cursor references an object that does not exist. {DOCS}"
+UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+DEFAULT_LIMIT = 20
+
+
+@dataclass(frozen=True)
+class Page:
+    limit: int | None
+    after: str | None = None
+    before: str | None = None
+
+
+def parse_page(query: Mapping[str, str], optional_limit: bool, uuid_cursors: bool = False) -> Page:
+    """Read `limit`/`after`/`before`. With `optional_limit`, an absent limit means "all" (rule 3)."""
+    after, before = query.get("after"), query.get("before")
+    if after is not None and before is not None:
+        raise invalid(BOTH_CURSORS_MESSAGE)
+    raw_limit = query.get("limit")
+    limit: int | None = None if optional_limit else DEFAULT_LIMIT
+    if raw_limit is not None:
+        if not re.fullmatch(r"\d{1,4}", raw_limit.strip()) or not 1 <= int(raw_limit) <= 100:
+            raise invalid(LIMIT_MESSAGE)
+        limit = int(raw_limit)
+    for cursor in (after, before):
+        if cursor is not None and (not cursor or (uuid_cursors and not UUID.match(cursor))):
+            raise invalid(BAD_CURSOR_MESSAGE)
+    return Page(limit, after, before)
+
+
+async def fetch_page(tx: Tx, table: str, page: Page, where: str = "account = ?",
+                     params: Sequence[Any] | None = None, columns: str = "*") -> tuple[list[Row], bool]:
+    """Rows of `table` matching `where`, newest first, and whether more lie beyond the page."""
+    base_params = list(params) if params is not None else [tx.account]
+    cursor = page.after or page.before
+    seek, order = "", "DESC"
+    seek_params: list[Any] = []
+    if cursor is not None:
+        row = await tx.one(f"SELECT seq FROM {table} WHERE ({where}) AND id = ?",
+                           [*base_params, cursor])
+        if row is None:
+            raise invalid(BAD_CURSOR_MESSAGE)
+        seek = "AND seq < ?" if page.after else "AND seq > ?"
+        order = "DESC" if page.after else "ASC"
+        seek_params = [row["seq"]]
+    limit_sql = "" if page.limit is None else f"LIMIT {page.limit + 1}"
+    rows = await tx.all(
+        f"SELECT {columns} FROM {table} WHERE ({where}) {seek} ORDER BY seq {order} {limit_sql}",
+        [*base_params, *seek_params],
+    )
+    has_more = page.limit is not None and len(rows) > page.limit
+    rows = rows[: page.limit] if page.limit is not None else rows
+    if order == "ASC":
+        rows.reverse()
+    return rows, has_more
+
+
+def list_body(data: list[Any], has_more: bool) -> dict[str, Any]:
+    return {"object": "list", "has_more": has_more, "data": data}

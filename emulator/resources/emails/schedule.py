@@ -1,0 +1,116 @@
+"""`scheduled_at`: ISO 8601 or the documented natural-language forms, at most 30 days ahead.
+
+Grammar [rec, emails.md "Scheduling rules"]: `now`; `in N <unit>` (sec/min/hour/day/week and plurals);
+`today|tomorrow [at H[:MM][am|pm]] [TZ]`; `<weekday> [at H[:MM][am|pm]] [TZ]` (the next such day,
+a week ahead when it is today and the hour has passed). A missing time means 09:00 [rec]; a missing
+zone means UTC. Times a few seconds in the past are sent at once; earlier ones are refused.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta, tzinfo
+from zoneinfo import ZoneInfo
+
+from emulator.core.clock import parse_iso
+from emulator.core.errors import invalid
+
+MAX_AHEAD = timedelta(days=30)
+PAST_GRACE = timedelta(seconds=60)
+UNITS = {
+    "s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,
+    "m": 60, "min": 60, "mins": 60, "minute": 60, "minutes": 60,
+    "h": 3600, "hr": 3600, "hrs": 3600, "hour": 3600, "hours": 3600,
+    "d": 86400, "day": 86400, "days": 86400, "week": 604800, "weeks": 604800,
+}
+ZONES = {
+    "UTC": "UTC", "GMT": "UTC", "Z": "UTC",
+    "ET": "America/New_York", "EST": "America/New_York", "EDT": "America/New_York",
+    "CT": "America/Chicago", "CST": "America/Chicago", "CDT": "America/Chicago",
+    "MT": "America/Denver", "MST": "America/Denver", "MDT": "America/Denver",
+    "PT": "America/Los_Angeles", "PST": "America/Los_Angeles", "PDT": "America/Los_Angeles",
+    "BST": "Europe/London", "CET": "Europe/Paris", "CEST": "Europe/Paris",
+}
+WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+RELATIVE = re.compile(r"^in\s+(\d+)\s*([a-z]+)$")
+DAY_AT = re.compile(
+    r"^(?P<day>today|tomorrow|(?:next\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)day)"
+    r"(?:\s+at\s+(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))?\s*(?P<ampm>am|pm)?)?"
+    r"(?:\s+(?P<zone>[a-z]{1,4}|[a-z]+/[a-z_]+))?$"
+)
+INVALID = ("Invalid `scheduled_at` field. Use an ISO 8601 date (e.g. `2026-08-05T11:52:01.858Z`) or"
+           " natural language (e.g. `in 1 hour`, `tomorrow at 9am`, `Friday at 3pm ET`).")
+
+
+def parse_scheduled_at(value: object, now: datetime) -> datetime:
+    """The absolute UTC time `value` names; raises 422 validation_error when unusable."""
+    if not isinstance(value, str) or not value.strip():
+        raise invalid(INVALID)
+    when = _natural(value.strip().lower(), now)
+    if when is None:
+        try:
+            when = parse_iso(value)
+        except ValueError:
+            raise invalid(INVALID) from None
+    when = when.astimezone(UTC)
+    if when < now - PAST_GRACE:
+        raise invalid("Invalid `scheduled_at` field. The date must be in the future.")
+    if when > now + MAX_AHEAD:
+        raise invalid("Invalid `scheduled_at` field. Emails can be scheduled at most 30 days in advance.")
+    return max(when, now)
+
+
+def _natural(text: str, now: datetime) -> datetime | None:
+    text = re.sub(r"\s+", " ", text)
+    if text == "now":
+        return now
+    relative = RELATIVE.match(text)
+    if relative:
+        seconds = UNITS.get(relative.group(2))
+        return None if seconds is None else now + timedelta(seconds=int(relative.group(1)) * seconds)
+    match = DAY_AT.match(text)
+    if not match:
+        return None
+    zone = _zone(match.group("zone"))
+    if zone is None:
+        return None
+    hour, minute = _hour(match.group("hour"), match.group("minute"), match.group("ampm"))
+    if hour is None:
+        return None
+    local_now = now.astimezone(zone)
+    day = match.group("day").removeprefix("next ")
+    candidate = local_now.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    if day == "tomorrow":
+        candidate += timedelta(days=1)
+    elif day != "today":
+        ahead = (WEEKDAYS.index(day) - local_now.weekday()) % 7
+        candidate += timedelta(days=ahead)
+        if candidate <= local_now:
+            candidate += timedelta(days=7)
+    # Re-attach the zone so a DST change between today and the target day is respected.
+    return candidate.replace(tzinfo=None).replace(tzinfo=zone)
+
+
+def _zone(name: str | None) -> tzinfo | None:
+    if name is None:
+        return UTC
+    key = ZONES.get(name.upper())
+    if key is None and "/" in name:
+        key = "/".join("_".join(word.capitalize() for word in part.split("_")) for part in name.split("/"))
+    try:
+        return ZoneInfo(key) if key else None
+    except (KeyError, ValueError):
+        return None
+
+
+def _hour(hour: str | None, minute: str | None, ampm: str | None) -> tuple[int | None, int]:
+    if hour is None:
+        return 9, 0
+    h, m = int(hour), int(minute or 0)
+    if ampm:
+        if not 1 <= h <= 12:
+            return None, 0
+        h = h % 12 + (12 if ampm == "pm" else 0)
+    if h > 23 or m > 59:
+        return None, 0
+    return h, m

@@ -1,0 +1,95 @@
+"""pytest fixtures for suites that test code sending mail through Resend (see README, "Testing with pytest").
+
+Installing the package registers this plugin (`pytest11` entry point). One emulator runs per test
+session — per worker under pytest-xdist, each on its own free ports — and every test that asks for
+`resend_emulator` starts from the same baseline state (a sub-millisecond restore, not a restart).
+
+Override these fixtures in a conftest.py to configure it:
+
+    resend_emulator_settings   dict of `Settings` fields, e.g. {"clock": "frozen", "isolate_keys": True}
+    resend_emulator_seed       a scenario loaded once at start: bundled name, JSON path, or dict
+    resend_emulator_autoenv    True (default): each test runs with RESEND_API_URL / RESEND_BASE_URL /
+                               RESEND_API_KEY set, and an imported `resend` module pointed here
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from emulator.testing.receiver import WebhookReceiver
+    from emulator.testing.server import EmulatorServer
+
+
+@pytest.fixture(scope="session")
+def resend_emulator_settings() -> dict[str, Any]:
+    """`Settings` fields for the session's emulator (override in conftest.py).
+
+    Default: everything as the CLI's defaults, on free ports of 127.0.0.1, quiet.
+    """
+    return {}
+
+
+@pytest.fixture(scope="session")
+def resend_emulator_seed() -> str | dict[str, Any] | None:
+    """A seed scenario loaded once, into the baseline every test starts from (override in conftest.py).
+
+    A bundled name (`"basic"`, `"demo"`), a path to a JSON file, or the scenario as a dict. None: no data
+    beyond the configured API keys.
+    """
+    return None
+
+
+@pytest.fixture(scope="session")
+def resend_emulator_autoenv() -> bool:
+    """Whether `resend_emulator` sets the SDK environment variables for each test (default True)."""
+    return True
+
+
+@pytest.fixture(scope="session")
+def resend_emulator_server(resend_emulator_settings: dict[str, Any],
+                           resend_emulator_seed: str | dict[str, Any] | None) -> Iterator[EmulatorServer]:
+    """The session's emulator, started before the first test that needs it; stopped at the end."""
+    from emulator.testing.server import EmulatorServer
+
+    overrides = {"port": 0, "smtp_port": 0, "smtps_port": 0, "quiet": True, **resend_emulator_settings}
+    server = EmulatorServer(**overrides).start()
+    try:
+        if resend_emulator_seed is not None:
+            server.load_scenario(resend_emulator_seed)
+            server.mark_baseline()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def resend_emulator(resend_emulator_server: EmulatorServer, resend_emulator_autoenv: bool,
+                    ) -> Iterator[EmulatorServer]:
+    """The emulator, reset to the session baseline for this test: `url`, `api_key`, `smtp_host`,
+    `smtp_port`, `outbox`, `clock`, `faults`, `webhooks`, `reset()`, `env()`, `patch_env()`."""
+    resend_emulator_server.reset()
+    if not resend_emulator_autoenv:
+        yield resend_emulator_server
+        return
+    with resend_emulator_server.patch_env():
+        yield resend_emulator_server
+
+
+@pytest.fixture(scope="session")
+def _resend_webhook_receiver_session() -> Iterator[WebhookReceiver]:
+    from emulator.testing.receiver import WebhookReceiver
+
+    with WebhookReceiver() as receiver:
+        yield receiver
+
+
+@pytest.fixture
+def resend_webhook_receiver(_resend_webhook_receiver_session: WebhookReceiver) -> WebhookReceiver:
+    """A real HTTP endpoint on 127.0.0.1 recording webhook deliveries (`url`, `deliveries`,
+    `wait_for(...)`, `verify(delivery, secret)`, `respond_with(status, times)`), empty for each test."""
+    _resend_webhook_receiver_session.clear()
+    return _resend_webhook_receiver_session
