@@ -23,4 +23,5 @@ typecheck:
 	$(PYTHON) -m mypy emulator
 
 bench: install-test
+	command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
 	$(PYTHON) -m benchmarks

@@ -8,6 +8,7 @@ import sys
 import time
 
 import benchmarks
+from benchmarks import targets
 
 
 def main(selected: list[str]) -> None:
@@ -23,3 +24,6 @@ def main(selected: list[str]) -> None:
 
 if __name__ == "__main__":
     main(sys.argv[1:])
+    if targets.RESULTS:
+        print("\n== targets ==\n" + targets.table(), flush=True)
+        sys.exit(0 if targets.all_met() else 1)
