@@ -23,6 +23,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from benchmarks import targets
 from emulator.app import create_app
 from emulator.core.config import DEFAULT_ACCOUNT, Settings
 from emulator.core.events import emit
@@ -167,6 +168,8 @@ def main() -> None:
     print(f"  = {rate / emitted:.2f}x emitting with no subscriber ({emitted:,.0f} events/s)")
     print(f"  event→receipt under the burst: p50 {b50:.1f} ms, p99 {b99:.1f} ms")
     print(f"one event at a time ({PACED}): event→receipt p50 {p50:.2f} ms, p99 {p99:.2f} ms")
+    targets.record("webhooks: signed deliveries/s", f"{rate:,.0f}/s", ">= 2 000/s", rate >= 2000)
+    targets.record("webhooks: event→receipt p50", f"{b50:.1f} ms under the burst", "<= 5 ms", b50 <= 5)
 
 
 if __name__ == "__main__":
