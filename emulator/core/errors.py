@@ -75,7 +75,7 @@ RATE_LIMIT_EXCEEDED = _kind(
     "Too many requests. Please limit the number of requests per second."
     " Or [contact support](https://resend.com/contact) to increase rate limit.",
 )
-# Not Resend's: the control plane's long-poll `GET /_emulator/outbox/wait` (emulator/outbox.py) saw no
+# Not Resend's: the control plane's long-poll `GET /_emulator/outbox/wait` (emulator/control/outbox.py) saw no
 # matching email before its timeout. 408 tells an HTTP client "try again", the body keeps the shape.
 WAIT_TIMEOUT = _kind(408, "wait_timeout", "No email matching the filter arrived before the timeout.")
 APPLICATION_ERROR = _kind(500, "application_error", "An unexpected error occurred.")
