@@ -1,8 +1,9 @@
 """Receiving: inbound mail per account, its attachments and raw `.eml`. Reference: reference/receiving.md.
 
-Mail arrives (SMTP or the `/_emulator/inbound` control routes, see emulator/control/inbound.py) for addresses on
-a receiving-enabled domain of an account, or on the account's managed `<id>.resend.app` subdomain.
-Downloads are signed URLs served by emulator/inbound.py (no API key, like Resend's CDN links).
+Mail arrives (SMTP or the `/_emulator/inbound` control routes, see emulator/control/inbound.py) for
+addresses on a receiving-enabled domain of an account, or on the account's managed `<id>.resend.app`
+subdomain. Downloads are signed URLs served by emulator/control/downloads.py (no API key, like Resend's
+CDN links).
 """
 
 from __future__ import annotations
