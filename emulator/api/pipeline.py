@@ -16,7 +16,7 @@ from starlette.routing import Route
 
 from emulator.api import idempotency, request_log
 from emulator.api.auth import Credential, authenticate
-from emulator.api.ops import ApiRequest, Op, Reply, json_response
+from emulator.api.ops import ApiRequest, FormBody, Op, Reply, json_response
 from emulator.api.ratelimit import rate_limit
 from emulator.core import errors
 from emulator.core.errors import ApiError
@@ -38,6 +38,9 @@ async def read_json(request: Request, limit: int) -> Any:
     raw = b"".join(chunks)
     if not raw.strip():
         return None
+    content_type = request.headers.get("content-type", "")
+    if content_type.lower().startswith("multipart/form-data"):
+        return FormBody.parse(content_type, raw)
     try:
         body = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:

@@ -23,16 +23,32 @@ created_at, updated_at` (timestamps in the db form of `core/clock.py`).
 
 from __future__ import annotations
 
-from emulator.resources.contacts import properties, segments, service, store, topics
+from typing import Any
+
+from emulator.resources.contacts import imports, properties, segments, service, store, topics
 from emulator.resources.contacts.segments import add_contact_to_segment, segment_contacts
 from emulator.resources.contacts.service import create_contact, delete_contact, get_contact, update_contact
 from emulator.resources.contacts.store import contact_properties, find_contact
 from emulator.resources.contacts.topics import topic_subscription
 
 TABLES = store.TABLES
-OPS = [*service.OPS, *segments.OPS, *topics.OPS, *properties.OPS]
+OPS = [*imports.OPS, *service.OPS, *segments.OPS, *topics.OPS, *properties.OPS]
+
+
+def install(emu: Any) -> None:
+    imports.install(emu)
 
 __all__ = [
-    "OPS", "TABLES", "add_contact_to_segment", "contact_properties", "create_contact", "delete_contact",
-    "find_contact", "get_contact", "segment_contacts", "topic_subscription", "update_contact",
+    "OPS",
+    "TABLES",
+    "add_contact_to_segment",
+    "contact_properties",
+    "create_contact",
+    "delete_contact",
+    "find_contact",
+    "get_contact",
+    "install",
+    "segment_contacts",
+    "topic_subscription",
+    "update_contact",
 ]
