@@ -156,7 +156,8 @@ async def update_contact_topics(tx: Tx, id_or_email: str, given: Any) -> dict[st
     if changed:
         await emit(tx, "contact.topics.updated", {"email": contact["email"], "topics": changed},
                    subject_id=contact["id"])
-    return {"object": "contact_topics", "contact_id": contact["id"],
+    # The OpenAPI body, plus the `id` (the contact's) both SDKs' types declare.
+    return {"object": "contact_topics", "id": contact["id"], "contact_id": contact["id"],
             "topics": [{"id": topic_id, "subscription": sub} for topic_id, sub in choices]}
 
 
