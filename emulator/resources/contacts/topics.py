@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from emulator.api.ops import ApiRequest, Op
 from emulator.core import validate
+from emulator.core.clock import from_db, iso_z
 from emulator.core.errors import invalid, missing_field
 from emulator.core.events import emit
 from emulator.core.pages import fetch_page, list_body, parse_page
@@ -29,10 +30,10 @@ def serialize(row: Row) -> dict[str, Any]:
 
 
 def _event_data(row: Row, deleted: bool = False) -> dict[str, Any]:
-    # TopicEventData [docs]: no `visibility`, a `deleted` flag.
+    # TopicEventData [docs]: no `visibility`, a `deleted` flag; ISO `Z` times like every event payload.
     return {"id": row["id"], "name": row["name"], "description": row["description"],
             "default_subscription": row["default_subscription"], "deleted": deleted,
-            "created_at": millis(row["created_at"]), "updated_at": millis(row["updated_at"])}
+            "created_at": iso_z(from_db(row["created_at"])), "updated_at": iso_z(from_db(row["updated_at"]))}
 
 
 def _editable(body: dict[str, Any]) -> dict[str, Any]:
