@@ -275,3 +275,10 @@ def test_responses_validate_against_the_openapi(client: TestClient) -> None:
     # The delete body carries `contact`, not the OpenAPI's `id`: the recordings override it [rec].
     removed = client.delete(f"/contacts/{contact_id}").json()
     assert set(removed) == {"object", "contact", "deleted"}
+
+
+def test_update_with_null_unsubscribed_leaves_it_and_null_names_clear(client: TestClient) -> None:
+    contact_id = contact(client, "lin@example.org", first_name="Lin", unsubscribed=True)
+    client.patch(f"/contacts/{contact_id}", json={"unsubscribed": None, "first_name": None})
+    got = client.get(f"/contacts/{contact_id}").json()
+    assert (got["unsubscribed"], got["first_name"]) == (True, None)

@@ -50,8 +50,9 @@ def _names(body: dict[str, Any]) -> dict[str, Any]:
     for field in ("first_name", "last_name"):
         if field in body:
             values[field] = validate.string(body, field)
-    if "unsubscribed" in body:
-        values["unsubscribed"] = int(bool(validate.boolean(body, "unsubscribed")))
+    unsubscribed = validate.boolean(body, "unsubscribed")
+    if unsubscribed is not None:  # null leaves it as it is
+        values["unsubscribed"] = int(unsubscribed)
     return values
 
 
@@ -121,9 +122,9 @@ async def update_contact(tx: Tx, id_or_email: str, body: dict[str, Any]) -> dict
     return {"object": "contact", "id": row["id"]}
 
 
-async def delete_contact(tx: Tx, id_or_email: str, echo: bool = False) -> dict[str, Any]:
-    """`contact` is the contact id; an unknown contact still answers 200 deleted [rec]. `echo` gives the
-    identifier as given instead, as the audience-scoped path does [rec]."""
+async def delete_contact(tx: Tx, id_or_email: str) -> dict[str, Any]:
+    """`contact` is the contact id (even when deleted by email); an unknown contact still answers 200
+    with the identifier as given [rec]."""
     row = await find_contact(tx, id_or_email)
     if row is None:
         return {"object": "contact", "contact": id_or_email, "deleted": True}
@@ -132,7 +133,7 @@ async def delete_contact(tx: Tx, id_or_email: str, echo: bool = False) -> dict[s
         await tx.run(f"DELETE FROM {table} WHERE account = ? AND contact_id = ?", (tx.account, row["id"]))
     await tx.run("DELETE FROM contacts WHERE account = ? AND id = ?", (tx.account, row["id"]))
     await emit(tx, "contact.deleted", data, subject_id=row["id"])
-    return {"object": "contact", "contact": id_or_email if echo else row["id"], "deleted": True}
+    return {"object": "contact", "contact": row["id"], "deleted": True}
 
 
 async def list_contacts(tx: Tx, query: Any, segment_id: str | None = None) -> dict[str, Any]:
@@ -161,9 +162,9 @@ async def _member(tx: Tx, audience_id: str, id_or_email: str) -> Row:
 
 
 async def http_audience_create(tx: Tx, req: ApiRequest) -> dict[str, Any]:
-    body = {key: value for key, value in req.json_object().items() if key not in ("segments", "topics")}
+    # The Python SDK repeats `audience_id` in the body; the path's audience is the one joined.
+    body = {key: value for key, value in req.json_object().items() if key != "audience_id"}
     await require_segment(tx, req.params["audience_id"], segments.NOT_FOUND)
-    body.pop("audience_id", None)
     return await create_contact(tx, body, audience_id=req.params["audience_id"])
 
 
@@ -184,10 +185,7 @@ async def http_audience_delete(tx: Tx, req: ApiRequest) -> dict[str, Any]:
     """[rec] 200 even for unknown ids, `contact` = the identifier as given. The contact is one record
     shared by all audiences, so deleting it here deletes it everywhere."""
     identifier = req.params["id"]
-    row = await find_contact(tx, identifier)
-    if row is None:
-        return {"object": "contact", "contact": identifier, "deleted": True}
-    return await delete_contact(tx, row["id"], echo=False) | {"contact": identifier}
+    return {**await delete_contact(tx, identifier), "contact": identifier}
 
 
 # ---- HTTP --------------------------------------------------------------------------------------
