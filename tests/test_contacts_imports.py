@@ -163,3 +163,12 @@ def test_responses_validate_against_the_openapi(client: TestClient) -> None:
     tick(client)
     check("GetContactImportResponseSuccess", client.get(f"/contacts/imports/{response.json()['id']}").json())
     check("ListContactImportsResponseSuccess", client.get("/contacts/imports").json())
+
+
+def test_unreadable_csv_is_refused_and_comma_only_lines_are_not_rows(client: TestClient) -> None:
+    response = upload(client, "email,notes\na@example.com,\"" + "x" * 200_000 + "\"\n")
+    assert response.json() == error(422, "validation_error",
+                                    "The CSV file could not be read: field larger than field limit (131072).")
+    import_id = started(client, "email,first_name\n,\na@example.com,A\n , \n")
+    tick(client)
+    assert client.get(f"/contacts/imports/{import_id}").json()["counts"] == counts(1, created=1)

@@ -136,7 +136,10 @@ async def create_import(tx: Tx, text: str, form: dict[str, Any]) -> dict[str, An
     choices = topics.parse_choices(given_topics) if given_topics is not None else []
     for topic_id, _ in choices:
         await require_topic(tx, topic_id)
-    total = sum(1 for row in _rows(text, 0) if row[1])
+    try:
+        total = sum(1 for _, cells in _rows(text, 0) if not _blank(cells))
+    except csv.Error as exc:
+        raise invalid(f"The CSV file could not be read: {exc}.") from None
     import_id = tx.new_id()
     options = {"map": mapped, "on_conflict": on_conflict, "segments": segment_ids, "topics": choices,
                "position": 0}
@@ -150,6 +153,10 @@ async def create_import(tx: Tx, text: str, form: dict[str, Any]) -> dict[str, An
 
 
 # ---- processing --------------------------------------------------------------------------------
+
+def _blank(cells: list[str]) -> bool:
+    return not any(cell.strip() for cell in cells)
+
 
 def _rows(text: str, position: int) -> Any:
     """(position after the row, cells) of each data row from `position` (0 = skip the header)."""
@@ -248,8 +255,8 @@ def _take(text: str, position: int, mapped: dict[str, Any],
     taken = 0
     for after, cells in _rows(text, position):
         position = after
-        if not any(cell.strip() for cell in cells):
-            continue  # blank lines are not rows
+        if _blank(cells):
+            continue
         item = _parse_row(cells, mapped)
         if item is None:
             counts["failed"] += 1
