@@ -33,6 +33,8 @@ TABLES = [
         updated_at TEXT NOT NULL
     )""",
     "CREATE UNIQUE INDEX IF NOT EXISTS contacts_email ON contacts (account, email_key)",
+    # Pages walk an account's contacts in `seq` order; without this the planner sorts them all.
+    "CREATE INDEX IF NOT EXISTS contacts_account ON contacts (account, seq)",
     # `kind` remembers whether it was made as an audience or a segment (the object name on create).
     """CREATE TABLE IF NOT EXISTS segments (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -52,7 +54,7 @@ TABLES = [
     )""",
     "CREATE UNIQUE INDEX IF NOT EXISTS segment_contacts_pair"
     " ON segment_contacts (account, segment_id, contact_id)",
-    "CREATE INDEX IF NOT EXISTS segment_contacts_contact ON segment_contacts (account, contact_id)",
+    "CREATE INDEX IF NOT EXISTS segment_contacts_contact ON segment_contacts (account, contact_id, seq)",
     """CREATE TABLE IF NOT EXISTS topics (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
         id TEXT NOT NULL UNIQUE,
