@@ -172,3 +172,17 @@ def test_unreadable_csv_is_refused_and_comma_only_lines_are_not_rows(client: Tes
     import_id = started(client, "email,first_name\n,\na@example.com,A\n , \n")
     tick(client)
     assert client.get(f"/contacts/imports/{import_id}").json()["counts"] == counts(1, created=1)
+
+
+@pytest.mark.parametrize("path", ["/emails", "/emails/batch", "/contacts", "/segments"])
+def test_multipart_is_only_for_imports_elsewhere_a_400(client: TestClient, path: str) -> None:
+    response = client.post(path, files={"file": ("a.csv", b"email\n", "text/csv")},
+                           headers={"Idempotency-Key": "k-1"})
+    assert (response.status_code, response.json()["name"]) == (400, "validation_error")
+
+
+def test_a_broken_multipart_body_is_a_400(client: TestClient) -> None:
+    response = client.post("/contacts/imports", content=b"garbage",
+                           headers={"content-type": "multipart/form-data; boundary=zzz"})
+    assert response.json() == error(400, "validation_error",
+                                    "The request body is not valid multipart/form-data.")

@@ -98,6 +98,7 @@ class Op:
     access: str = "full"  # "full": full_access only; "send": any key; "public": no key
     status: int = 200
     idempotent: bool = False
+    form: bool = False  # accepts multipart/form-data (a FormBody) besides JSON
 
 
 def dumps(body: Any) -> bytes:

@@ -321,7 +321,7 @@ async def http_list(tx: Tx, req: ApiRequest) -> dict[str, Any]:
 
 
 OPS = [
-    Op("contacts/create-import", "POST", "/contacts/imports", http_create, status=201),
+    Op("contacts/create-import", "POST", "/contacts/imports", http_create, status=201, form=True),
     Op("contacts/list-imports", "GET", "/contacts/imports", http_list),
     Op("contacts/get-import", "GET", "/contacts/imports/{id}", http_get),
 ]
