@@ -169,3 +169,36 @@ def test_responses_validate_against_the_openapi(client: TestClient) -> None:
     check("GetAudienceResponseSuccess", client.get(f"/audiences/{audience['id']}").json())
     check("ListAudiencesResponseSuccess", client.get("/audiences").json())
     check("RemoveAudienceResponseSuccess", client.delete(f"/audiences/{audience['id']}").json())
+
+
+# ---- metrics -------------------------------------------------------------------------------------
+
+def test_metrics_totals_count_each_contact_once(client: TestClient) -> None:
+    beta, news, empty = segment(client, "Beta"), segment(client, "News"), segment(client, "Empty")
+    contact(client, "a@example.org", segments=[{"id": beta}, {"id": news}])
+    contact(client, "b@example.org", unsubscribed=True, segments=[{"id": news}])
+    contact(client, "c@example.org")
+    assert client.get("/segments/metrics").json() == {
+        "object": "metrics", "metrics": ["all_contacts", "subscribers", "unsubscribers"], "dimensions": [],
+        "totals": {"all_contacts": 3, "subscribers": 2, "unsubscribers": 1}}
+    got = client.get(f"/segments/metrics?dimensions=segment&segment_id={beta},{news}"
+                     "&metrics=all_contacts&metrics=unsubscribers").json()
+    assert got == {
+        "object": "metrics", "metrics": ["all_contacts", "unsubscribers"], "dimensions": ["segment"],
+        "totals": {"all_contacts": 2, "unsubscribers": 1},
+        "data": [{"id": news, "name": "News", "all_contacts": 2, "unsubscribers": 1},
+                 {"id": beta, "name": "Beta", "all_contacts": 1, "unsubscribers": 0}]}
+    every = client.get("/segments/metrics?dimensions=segment&metrics=subscribers").json()["data"]
+    assert [(item["name"], item["subscribers"]) for item in every] == [("Empty", 0), ("News", 1), ("Beta", 1)]
+    assert empty in {item["id"] for item in every}
+
+
+def test_metrics_refuse_unknown_names_and_segments(client: TestClient) -> None:
+    response = client.get("/segments/metrics?metrics=opens")
+    assert response.json() == error(
+        422, "validation_error",
+        "Invalid `metrics` parameter. Must be one of: `all_contacts`, `subscribers`, `unsubscribers`.")
+    response = client.get("/segments/metrics?dimensions=topic")
+    assert response.json() == error(422, "validation_error",
+                                    "Invalid `dimensions` parameter. Must be one of: `segment`.")
+    assert client.get(f"/segments/metrics?segment_id={GHOST}").json() == AUDIENCE_NOT_FOUND

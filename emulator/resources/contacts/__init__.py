@@ -2,7 +2,8 @@
 
 Reference: reference/contacts.md. Modules: `store` (tables, lookups, contact bodies), `service`
 (contacts and the legacy audience-scoped contact paths), `segments` (segments, audiences, membership),
-`topics` (topics and subscriptions), `properties` (contact properties), `imports` (CSV imports).
+`metrics` (segment metrics), `topics` (topics and subscriptions), `properties` (contact properties),
+`imports` (CSV imports).
 
 Public service functions for other groups (stable signatures; every one scoped to `tx.account`):
 
@@ -25,14 +26,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from emulator.resources.contacts import imports, properties, segments, service, store, topics
+from emulator.resources.contacts import imports, metrics, properties, segments, service, store, topics
 from emulator.resources.contacts.segments import add_contact_to_segment, segment_contacts
 from emulator.resources.contacts.service import create_contact, delete_contact, get_contact, update_contact
 from emulator.resources.contacts.store import contact_properties, find_contact
 from emulator.resources.contacts.topics import topic_subscription
 
 TABLES = store.TABLES
-OPS = [*imports.OPS, *service.OPS, *segments.OPS, *topics.OPS, *properties.OPS]
+OPS = [*imports.OPS, *service.OPS, *segments.OPS, *metrics.OPS, *topics.OPS, *properties.OPS]
 
 
 def install(emu: Any) -> None:
