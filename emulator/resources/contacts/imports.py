@@ -3,7 +3,8 @@
 POST checks the form (file, column map, targets) and answers `queued`; a job takes the import to
 `in_progress` one second later and processes ROWS_PER_SECOND rows per second of emulator time until
 `completed` (tests advance the clock; nothing sleeps). A bad row is counted as `failed` and never
-aborts the import. Imports emit no `contact.created` events [openapi][docs].
+aborts the import; a file that cannot be read is refused at upload, so no import ends `failed`.
+Imports emit no `contact.created` events [openapi][docs].
 """
 
 from __future__ import annotations
@@ -218,6 +219,8 @@ def _parse_row(cells: list[str], mapped: dict[str, Any]) -> dict[str, Any] | Non
 
 async def _apply(tx: Tx, parsed: list[dict[str, Any]], options: dict[str, Any],
                  counts: dict[str, int]) -> None:
+    topic_rows = await tx.all("SELECT id FROM topics WHERE account = ?", (tx.account,))
+    live_topics = {row["id"] for row in topic_rows}
     keys = list({email_key(item["email"]) for item in parsed})
     marks = ", ".join("?" for _ in keys)
     existing = {row["email_key"]: row for row in await tx.all(
@@ -244,7 +247,10 @@ async def _apply(tx: Tx, parsed: list[dict[str, Any]], options: dict[str, Any],
         existing[key] = row
         for segment_id in options["segments"]:
             await segments.join(tx, row["id"], segment_id)
-        await topics.set_subscriptions(tx, row["id"], [tuple(choice) for choice in options["topics"]])
+        for topic_id, subscription in options["topics"]:
+            # Checked at upload; a topic deleted since then has nobody's choices any more.
+            if topic_id in live_topics:
+                topics.record_choice(tx, row["id"], topic_id, subscription)
 
 
 def _take(text: str, position: int, mapped: dict[str, Any],
@@ -281,7 +287,8 @@ async def run_import(tx: Tx, job: dict[str, Any]) -> None:
     done = not row["csv"][options["position"]:].strip()
     await tx.update("contact_imports", row["id"], {
         "status": "completed" if done else "in_progress", "completed_at": tx.now_db if done else None,
-        "counts": json.dumps(counts), "options": json.dumps(options)})
+        "counts": json.dumps(counts), "options": json.dumps(options),
+        **({"csv": ""} if done else {})})  # the file is not kept once it is through
     if not done:
         await schedule(tx, JOB, tx.now + timedelta(seconds=1), job["payload"])
 

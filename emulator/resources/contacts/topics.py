@@ -121,16 +121,21 @@ def parse_choices(given: Any, field: str = "topics") -> list[tuple[str, str]]:
     return choices
 
 
+def record_choice(tx: Tx, contact_id: str, topic_id: str, subscription: str) -> None:
+    """Queue the contact's choice for an existing topic (no read: imports record thousands)."""
+    tx.queue("INSERT INTO contact_topics (account, contact_id, topic_id, subscription, updated_at)"
+             " VALUES (?, ?, ?, ?, ?) ON CONFLICT (account, contact_id, topic_id)"
+             " DO UPDATE SET subscription = excluded.subscription, updated_at = excluded.updated_at",
+             (tx.account, contact_id, topic_id, subscription, tx.now_db))
+
+
 async def set_subscriptions(tx: Tx, contact_id: str, choices: list[tuple[str, str]]) -> list[dict[str, str]]:
     """Record the contact's choices (topics must exist); returns those that changed the effective value."""
     changed = []
     for topic_id, subscription in choices:
         topic = await require_topic(tx, topic_id)
         before = await topic_subscription(tx, contact_id, topic["id"])
-        tx.queue("INSERT INTO contact_topics (account, contact_id, topic_id, subscription, updated_at)"
-                 " VALUES (?, ?, ?, ?, ?) ON CONFLICT (account, contact_id, topic_id)"
-                 " DO UPDATE SET subscription = excluded.subscription, updated_at = excluded.updated_at",
-                 (tx.account, contact_id, topic["id"], subscription, tx.now_db))
+        record_choice(tx, contact_id, topic["id"], subscription)
         if before != subscription:
             changed.append({"id": topic["id"], "subscription": subscription})
     return changed
