@@ -186,3 +186,14 @@ def test_a_broken_multipart_body_is_a_400(client: TestClient) -> None:
                            headers={"content-type": "multipart/form-data; boundary=zzz"})
     assert response.json() == error(400, "validation_error",
                                     "The request body is not valid multipart/form-data.")
+
+
+def test_a_target_deleted_during_the_import_is_skipped(client: TestClient) -> None:
+    beta, news = segment(client, "Beta"), topic(client, "News")
+    started(client, "email\na@example.com\n", segments=[{"id": beta}],
+            topics=[{"id": news, "subscription": "opt_out"}])
+    client.delete(f"/segments/{beta}")
+    client.delete(f"/topics/{news}")
+    tick(client)
+    assert client.get("/contacts/a%40example.com/segments").json()["data"] == []
+    assert client.get("/contacts/a%40example.com/topics").json()["data"] == []

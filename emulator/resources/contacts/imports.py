@@ -219,8 +219,10 @@ def _parse_row(cells: list[str], mapped: dict[str, Any]) -> dict[str, Any] | Non
 
 async def _apply(tx: Tx, parsed: list[dict[str, Any]], options: dict[str, Any],
                  counts: dict[str, int]) -> None:
-    topic_rows = await tx.all("SELECT id FROM topics WHERE account = ?", (tx.account,))
-    live_topics = {row["id"] for row in topic_rows}
+    # Targets were checked at upload; one deleted since then is skipped.
+    live = {row["id"] for row in await tx.all("SELECT id FROM topics WHERE account = ? UNION ALL"
+                                               " SELECT id FROM segments WHERE account = ?",
+                                               (tx.account, tx.account))}
     keys = list({email_key(item["email"]) for item in parsed})
     marks = ", ".join("?" for _ in keys)
     existing = {row["email_key"]: row for row in await tx.all(
@@ -246,10 +248,10 @@ async def _apply(tx: Tx, parsed: list[dict[str, Any]], options: dict[str, Any],
             counts["updated"] += 1
         existing[key] = row
         for segment_id in options["segments"]:
-            await segments.join(tx, row["id"], segment_id)
+            if segment_id in live:
+                await segments.join(tx, row["id"], segment_id)
         for topic_id, subscription in options["topics"]:
-            # Checked at upload; a topic deleted since then has nobody's choices any more.
-            if topic_id in live_topics:
+            if topic_id in live:
                 topics.record_choice(tx, row["id"], topic_id, subscription)
 
 
