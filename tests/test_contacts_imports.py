@@ -188,12 +188,14 @@ def test_a_broken_multipart_body_is_a_400(client: TestClient) -> None:
                                     "The request body is not valid multipart/form-data.")
 
 
-def test_a_target_deleted_during_the_import_is_skipped(client: TestClient) -> None:
-    beta, news = segment(client, "Beta"), topic(client, "News")
-    started(client, "email\na@example.com\n", segments=[{"id": beta}],
-            topics=[{"id": news, "subscription": "opt_out"}])
+def test_a_segment_deleted_during_the_import_is_not_joined(client: TestClient) -> None:
+    hook = client.post("/webhooks", json={"endpoint": "http://127.0.0.1:9/hooks",
+                                          "events": ["contact.updated"]}).json()
+    beta, news = segment(client, "Beta"), segment(client, "News")
+    started(client, "email\na@example.com\n", segments=[{"id": beta}, {"id": news}])
     client.delete(f"/segments/{beta}")
-    client.delete(f"/topics/{news}")
     tick(client)
-    assert client.get("/contacts/a%40example.com/segments").json()["data"] == []
-    assert client.get("/contacts/a%40example.com/topics").json()["data"] == []
+    client.patch("/contacts/a%40example.com", json={"first_name": "A"})
+    event_id = client.get(f"/webhooks/{hook['id']}/events").json()["data"][0]["id"]
+    payload = client.get(f"/webhooks/{hook['id']}/events/{event_id}").json()["payload"]
+    assert payload["data"]["segment_ids"] == [news]
