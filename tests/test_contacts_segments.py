@@ -174,23 +174,45 @@ def test_responses_validate_against_the_openapi(client: TestClient) -> None:
 # ---- metrics -------------------------------------------------------------------------------------
 
 def test_metrics_totals_count_each_contact_once(client: TestClient) -> None:
-    beta, news, empty = segment(client, "Beta"), segment(client, "News"), segment(client, "Empty")
+    beta = segment(client, "Beta")
+    advance(client, 1)
+    news = segment(client, "News")
+    advance(client, 1)
+    segment(client, "Empty")
     contact(client, "a@example.org", segments=[{"id": beta}, {"id": news}])
     contact(client, "b@example.org", unsubscribed=True, segments=[{"id": news}])
     contact(client, "c@example.org")
     assert client.get("/segments/metrics").json() == {
-        "object": "metrics", "metrics": ["all_contacts", "subscribers", "unsubscribers"], "dimensions": [],
+        "object": "segments_metrics", "metrics": ["all_contacts", "subscribers", "unsubscribers"],
+        "dimensions": [], "sort_by": "date", "sort_order": "desc",
         "totals": {"all_contacts": 3, "subscribers": 2, "unsubscribers": 1}}
-    got = client.get(f"/segments/metrics?dimensions=segment&segment_id={beta},{news}"
+    got = client.get(f"/segments/metrics?dimensions=segment&filter[segment_id]={beta},{news}"
                      "&metrics=all_contacts&metrics=unsubscribers").json()
     assert got == {
-        "object": "metrics", "metrics": ["all_contacts", "unsubscribers"], "dimensions": ["segment"],
+        "object": "segments_metrics", "metrics": ["all_contacts", "unsubscribers"],
+        "dimensions": ["segment"], "sort_by": "date", "sort_order": "desc",
         "totals": {"all_contacts": 2, "unsubscribers": 1},
-        "data": [{"id": news, "name": "News", "all_contacts": 2, "unsubscribers": 1},
-                 {"id": beta, "name": "Beta", "all_contacts": 1, "unsubscribers": 0}]}
-    every = client.get("/segments/metrics?dimensions=segment&metrics=subscribers").json()["data"]
-    assert [(item["name"], item["subscribers"]) for item in every] == [("Empty", 0), ("News", 1), ("Beta", 1)]
-    assert empty in {item["id"] for item in every}
+        "data": [{"segment_id": news, "segment_name": "News", "all_contacts": 2, "unsubscribers": 1},
+                 {"segment_id": beta, "segment_name": "Beta", "all_contacts": 1, "unsubscribers": 0}]}
+
+
+def test_metrics_rows_sort_by_date_or_by_a_metric(client: TestClient) -> None:
+    beta = segment(client, "Beta")
+    advance(client, 1)
+    news = segment(client, "News")
+    advance(client, 1)
+    segment(client, "Empty")
+    contact(client, "a@example.org", segments=[{"id": beta}, {"id": news}])
+    contact(client, "b@example.org", segments=[{"id": beta}])
+
+    def names(query: str) -> list[tuple[str, int]]:
+        data = client.get(f"/segments/metrics?dimensions=segment&metrics=subscribers{query}").json()["data"]
+        return [(row["segment_name"], row["subscribers"]) for row in data]
+
+    assert names("") == [("Empty", 0), ("News", 1), ("Beta", 2)]
+    assert names("&sort_order=asc") == [("Beta", 2), ("News", 1), ("Empty", 0)]
+    assert names("&sort_by=subscribers") == [("Beta", 2), ("News", 1), ("Empty", 0)]
+    assert names("&sort_by=all_contacts&sort_order=asc") == [("Empty", 0), ("News", 1), ("Beta", 2)]
 
 
 def test_metrics_refuse_unknown_names_and_segments(client: TestClient) -> None:
@@ -201,4 +223,9 @@ def test_metrics_refuse_unknown_names_and_segments(client: TestClient) -> None:
     response = client.get("/segments/metrics?dimensions=topic")
     assert response.json() == error(422, "validation_error",
                                     "Invalid `dimensions` parameter. Must be one of: `segment`.")
-    assert client.get(f"/segments/metrics?segment_id={GHOST}").json() == AUDIENCE_NOT_FOUND
+    assert client.get(f"/segments/metrics?filter[segment_id]={GHOST}").json() == AUDIENCE_NOT_FOUND
+    response = client.get("/segments/metrics?sort_by=name")
+    assert response.json() == error(
+        422, "validation_error",
+        "Invalid `sort_by` parameter."
+        " Must be one of: `date`, `all_contacts`, `subscribers`, `unsubscribers`.")

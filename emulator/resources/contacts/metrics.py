@@ -1,10 +1,11 @@
-"""GET /segments/metrics: contact counts, in total and per segment (contacts.md §4, [docs] private beta).
+"""GET /segments/metrics: live contact counts, in total and per segment ([docs] get-segment-metrics,
+private beta; the Node SDK's types agree with the docs' response).
 
-`metrics` ⊆ all_contacts, subscribers, unsubscribers (omitted: all), `dimensions` ⊆ segment, `segment_id`
-narrows to those segments; each list may be repeated or comma-separated. Totals count a contact once
-however many of the chosen segments it is in; without `segment_id` they count every contact of the
-account [recommendation]. The real service caches these for up to 15 minutes; the emulator answers
-from the current state (a cache that is always fresh).
+Comma-separated (or repeated) lists: `metrics` ⊆ all_contacts, subscribers, unsubscribers (omitted: all),
+`dimensions` ⊆ segment, `filter[segment_id]` (also plain `segment_id`) narrows totals and rows to those
+segments, counting a contact once however many of them it is in. `sort_by` (`date` or a metric) and
+`sort_order` (`desc` by default) order the per-segment rows. The real service caches the counts for up
+to 15 minutes; the emulator answers from the current state (a cache that is always fresh).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
 
 METRICS = ("all_contacts", "subscribers", "unsubscribers")
 DIMENSIONS = ("segment",)
+SORT_BY = ("date", *METRICS)
+SORT_ORDER = ("asc", "desc")
 # Each metric as a SQL aggregate over contact rows `c`.
 SQL = {"all_contacts": "COUNT(c.id)", "subscribers": "COALESCE(SUM(c.unsubscribed = 0), 0)",
        "unsubscribers": "COALESCE(SUM(c.unsubscribed = 1), 0)"}
@@ -42,11 +45,19 @@ def _counts(row: Row, metrics: list[str]) -> dict[str, int]:
     return {metric: int(row[metric]) for metric in metrics}
 
 
+def _one(query: QueryParams, name: str, allowed: tuple[str, ...], default: str) -> str:
+    values = _listed(query, name, allowed)
+    return values[0] if values else default
+
+
 async def segment_metrics(tx: Tx, query: QueryParams) -> dict[str, Any]:
     metrics = _listed(query, "metrics", METRICS) or list(METRICS)
     dimensions = _listed(query, "dimensions", DIMENSIONS)
-    segment_ids = _listed(query, "segment_id", None)
-    segments = [await require_segment(tx, segment_id, NOT_FOUND) for segment_id in segment_ids]
+    sort_by = _one(query, "sort_by", SORT_BY, "date")
+    sort_order = _one(query, "sort_order", SORT_ORDER, "desc")
+    segment_ids = _listed(query, "filter[segment_id]", None) + _listed(query, "segment_id", None)
+    for segment_id in segment_ids:
+        await require_segment(tx, segment_id, NOT_FOUND)
     columns = ", ".join(f"{SQL[metric]} AS {metric}" for metric in metrics)
     if segment_ids:
         marks = ", ".join("?" for _ in segment_ids)
@@ -57,25 +68,29 @@ async def segment_metrics(tx: Tx, query: QueryParams) -> dict[str, Any]:
     else:
         totals = await tx.one(f"SELECT {columns} FROM contacts c WHERE c.account = ?", (tx.account,))
     assert totals is not None
-    body: dict[str, Any] = {"object": "metrics", "metrics": metrics, "dimensions": dimensions,
-                            "totals": _counts(totals, metrics)}
+    body: dict[str, Any] = {"object": "segments_metrics", "metrics": metrics, "dimensions": dimensions,
+                            "sort_by": sort_by, "sort_order": sort_order, "totals": _counts(totals, metrics)}
     if "segment" in dimensions:
-        body["data"] = await _per_segment(tx, columns, metrics, [row["id"] for row in segments])
+        rows = await _per_segment(tx, columns, metrics, segment_ids)
+        key = "seq" if sort_by == "date" else sort_by
+        rows.sort(key=lambda row: (row[key], row["seq"]), reverse=sort_order == "desc")
+        body["data"] = [{"segment_id": row["id"], "segment_name": row["name"], **_counts(row, metrics)}
+                        for row in rows]
     return body
 
 
-async def _per_segment(tx: Tx, columns: str, metrics: list[str], only: list[str]) -> list[dict[str, Any]]:
-    """One item per segment (the chosen ones, else all), newest segment first."""
+async def _per_segment(tx: Tx, columns: str, metrics: list[str], only: list[str]) -> list[Row]:
+    """Each segment's counts (the chosen segments, else all); a metric sort needs its column."""
+    sort_columns = ", ".join(f"{SQL[metric]} AS {metric}" for metric in METRICS if metric not in metrics)
     where, params = "s.account = ?", [tx.account]
     if only:
         where += f" AND s.id IN ({', '.join('?' for _ in only)})"
         params += only
-    rows = await tx.all(
-        f"SELECT s.id, s.name, {columns} FROM segments s"
+    return await tx.all(
+        f"SELECT s.seq, s.id, s.name, {columns}{', ' + sort_columns if sort_columns else ''} FROM segments s"
         " LEFT JOIN segment_contacts sc ON sc.account = s.account AND sc.segment_id = s.id"
         " LEFT JOIN contacts c ON c.account = sc.account AND c.id = sc.contact_id"
-        f" WHERE {where} GROUP BY s.seq ORDER BY s.seq DESC", params)
-    return [{"id": row["id"], "name": row["name"], **_counts(row, metrics)} for row in rows]
+        f" WHERE {where} GROUP BY s.seq", params)
 
 
 async def http_metrics(tx: Tx, req: ApiRequest) -> dict[str, Any]:
