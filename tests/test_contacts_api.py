@@ -35,7 +35,7 @@ def test_get_by_id_and_by_email_give_the_same_body_in_recorded_key_order(client:
     assert list(by_id.items()) == [
         ("object", "contact"), ("id", contact_id), ("email", "lin@example.org"), ("first_name", "Lin"),
         ("last_name", None), ("created_at", "2026-05-14 09:00:00.782119+00"), ("unsubscribed", False),
-        ("properties", {"plan": "pro"})]
+        ("properties", {"plan": {"value": "pro", "type": "string"}})]
 
 
 def test_timestamps_trim_trailing_zeros_of_the_fraction(client: TestClient) -> None:
@@ -89,7 +89,8 @@ def test_property_values_must_match_the_property_type(client: TestClient) -> Non
     response = client.post("/contacts", json={"email": "a@b.dev", "properties": {"seats": "ten"}})
     assert response.json() == error(422, "validation_error", "The property `seats` must be a `number`.")
     contact_id = contact(client, "a@b.dev", properties={"seats": 10})
-    assert client.get(f"/contacts/{contact_id}").json()["properties"] == {"seats": 10}
+    assert client.get(f"/contacts/{contact_id}").json()["properties"] == {
+        "seats": {"value": 10, "type": "number"}}
 
 
 def test_unknown_segment_or_topic_at_create(client: TestClient) -> None:
@@ -132,7 +133,8 @@ def test_update_answers_object_and_id_and_changes_fields(client: TestClient) -> 
     assert (response.status_code, response.json()) == (200, {"object": "contact", "id": contact_id})
     assert client.get(f"/contacts/{contact_id}").json() == {
         "object": "contact", "id": contact_id, "email": "lin@example.org", "first_name": "Lin",
-        "last_name": "Wu", "created_at": T0, "unsubscribed": True, "properties": {"seats": 3}}
+        "last_name": "Wu", "created_at": T0, "unsubscribed": True,
+        "properties": {"seats": {"value": 3, "type": "number"}}}
 
 
 def test_update_can_change_the_email_but_not_to_a_taken_one(client: TestClient) -> None:

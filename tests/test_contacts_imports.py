@@ -56,7 +56,7 @@ def test_a_thousand_rows_with_ten_bad_ones_progress_on_the_clock(client: TestCli
         "completed_at": "2026-05-14 09:00:02.000+00", "counts": counts(1000, created=990, failed=10)}
     assert len(client.get("/contacts").json()["data"]) == 990
     got = client.get("/contacts/user7%40example.com").json()
-    assert (got["first_name"], got["properties"]) == ("User 7", {"seats": 7})
+    assert (got["first_name"], got["properties"]) == ("User 7", {"seats": {"value": 7, "type": "number"}})
 
 
 def test_without_the_clock_moving_nothing_is_imported(client: TestClient) -> None:

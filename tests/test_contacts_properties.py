@@ -82,7 +82,8 @@ def test_delete_in_recorded_key_order_and_values_leave_the_contacts(client: Test
     response = client.delete(f"/contact-properties/{property_id}")
     assert list(response.json().items()) == [("object", "contact_property"), ("deleted", True),
                                              ("id", property_id)]
-    assert client.get(f"/contacts/{contact_id}").json()["properties"] == {"seats": 2}
+    assert client.get(f"/contacts/{contact_id}").json()["properties"] == {
+        "seats": {"value": 2, "type": "number"}}
     for method in ("GET", "PATCH", "DELETE"):
         response = client.request(method, f"/contact-properties/{property_id}", json={})
         assert (response.status_code, response.json()) == (404, PROPERTY_NOT_FOUND)

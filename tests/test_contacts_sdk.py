@@ -59,7 +59,8 @@ def test_contacts_methods(emulator: EmulatorServer) -> None:
     by_email = declared(Contact, resend.Contacts.get(email="lin+sdk@example.org"))
     assert by_email == declared(Contact, resend.Contacts.get(id=contact_id)) == {
         "object": "contact", "id": contact_id, "email": "lin+sdk@example.org", "first_name": "Lin",
-        "last_name": None, "created_at": T0, "unsubscribed": False, "properties": {"plan": "pro"}}
+        "last_name": None, "created_at": T0, "unsubscribed": False,
+        "properties": {"plan": {"value": "pro", "type": "string"}}}
     updated = resend.Contacts.update({"email": "lin+sdk@example.org", "unsubscribed": True})
     assert declared(Contacts.UpdateContactResponse, updated) == {"object": "contact", "id": contact_id}
     assert resend.Contacts.update({"id": contact_id, "last_name": "Wu"})["id"] == contact_id

@@ -57,7 +57,8 @@ def test_the_basic_scenario_seeds_a_small_audience(client: TestClient) -> None:
     members = client.get(f"/segments/{newsletter}/contacts").json()["data"]
     assert {(m["email"], m["unsubscribed"]) for m in members} == {
         ("ada@example.com", False), ("grace@example.com", False), ("alan@example.com", True)}
-    assert client.get("/contacts/ada%40example.com").json()["properties"] == {"plan": "Pro"}
+    assert client.get("/contacts/ada%40example.com").json()["properties"] == {
+        "plan": {"value": "Pro", "type": "string"}}
     grace = client.get("/contacts/grace%40example.com/topics").json()["data"]
     assert [(t["name"], t["subscription"]) for t in grace] == [("Product updates", "opt_out")]
 

@@ -99,7 +99,12 @@ async def create_contact(tx: Tx, body: dict[str, Any], audience_id: str | None =
 
 
 async def get_contact(tx: Tx, id_or_email: str) -> dict[str, Any]:
-    return contact_body(await require_contact(tx, id_or_email))
+    return await _body(tx, await require_contact(tx, id_or_email))
+
+
+async def _body(tx: Tx, row: Row) -> dict[str, Any]:
+    types = {key: item["type"] for key, item in (await properties.definitions(tx)).items()}
+    return contact_body(row, types)
 
 
 async def update_contact(tx: Tx, id_or_email: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -173,7 +178,7 @@ async def http_audience_list(tx: Tx, req: ApiRequest) -> dict[str, Any]:
 
 
 async def http_audience_get(tx: Tx, req: ApiRequest) -> dict[str, Any]:
-    return contact_body(await _member(tx, req.params["audience_id"], req.params["id"]))
+    return await _body(tx, await _member(tx, req.params["audience_id"], req.params["id"]))
 
 
 async def http_audience_update(tx: Tx, req: ApiRequest) -> dict[str, Any]:

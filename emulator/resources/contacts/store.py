@@ -165,11 +165,15 @@ def contact_properties(row: Row) -> dict[str, Any]:
     return json.loads(row["properties"])  # type: ignore[no-any-return]
 
 
-def contact_body(row: Row) -> dict[str, Any]:
-    """GET /contacts/{id_or_email}, key order of the recordings [rec]."""
+def contact_body(row: Row, types: dict[str, str]) -> dict[str, Any]:
+    """GET /contacts/{id_or_email}, key order of the recordings [rec]. `types` maps property keys to their
+    type: each value is shown as `{value, type}`, as the docs' example and the Python SDK's
+    `ContactPropertyValue` have it (the recordings only ever show `{}`)."""
+    properties = {key: {"value": value, "type": types.get(key, "string")}
+                  for key, value in contact_properties(row).items()}
     return {"object": "contact", "id": row["id"], "email": row["email"], "first_name": row["first_name"],
             "last_name": row["last_name"], "created_at": postgres(row["created_at"]),
-            "unsubscribed": bool(row["unsubscribed"]), "properties": contact_properties(row)}
+            "unsubscribed": bool(row["unsubscribed"]), "properties": properties}
 
 
 def contact_item(row: Row) -> dict[str, Any]:
