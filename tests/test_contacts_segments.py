@@ -113,7 +113,7 @@ def test_add_list_remove_by_email_with_plus_and_at(client: TestClient) -> None:
     assert client.get(path).json() == {"object": "list", "has_more": False, "data": [
         {"id": segment_id, "name": "Registered Users", "created_at": T0_MS}]}
     response = client.delete(f"{path}/{segment_id}")
-    assert response.json() == {"object": "contact_segment", "id": segment_id, "contact_id": contact_id,
+    assert response.json() == {"object": "contact_segment", "id": contact_id, "contact_id": contact_id,
                                "segment_id": segment_id, "deleted": True}
     assert client.get(path).json()["data"] == []
 

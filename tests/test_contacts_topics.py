@@ -68,7 +68,7 @@ def test_delete_and_unknown_topics(client: TestClient) -> None:
         assert (response.status_code, response.json()) == (404, TOPIC_NOT_FOUND)
 
 
-def test_list_is_always_paginated(client: TestClient) -> None:
+def test_list_is_always_paginated_but_a_contacts_topics_only_with_limit(client: TestClient) -> None:
     ids = []
     for index in range(22):
         ids.append(topic(client, f"T{index}"))
@@ -78,6 +78,10 @@ def test_list_is_always_paginated(client: TestClient) -> None:
     assert [item["id"] for item in page["data"]] == ids[::-1][:20]
     rest = client.get(f"/topics?after={ids[2]}").json()
     assert ([item["id"] for item in rest["data"]], rest["has_more"]) == (ids[1::-1], False)
+    contact_id = contact(client, "lin@example.org")
+    every = client.get(f"/contacts/{contact_id}/topics").json()
+    assert (len(every["data"]), every["has_more"]) == (22, False)
+    assert client.get(f"/contacts/{contact_id}/topics?limit=20").json()["has_more"] is True
 
 
 # ---- a contact's subscriptions ------------------------------------------------------------------

@@ -90,8 +90,7 @@ async def add_contact_to_segment(tx: Tx, id_or_email: str, segment_id: str) -> d
 
 
 def _membership(contact_id: str, segment_id: str) -> dict[str, Any]:
-    # The OpenAPI body, plus the `id` both SDKs' types declare (the association is named by its
-    # segment from the contact's side) [recommendation].
+    # The OpenAPI body, plus the `id` both SDKs' types declare: the segment's, as in the docs' example.
     return {"object": "contact_segment", "id": segment_id, "contact_id": contact_id, "segment_id": segment_id}
 
 
@@ -101,7 +100,8 @@ async def remove_contact_from_segment(tx: Tx, id_or_email: str, segment_id: str)
     segment = await require_segment(tx, segment_id, NOT_FOUND)
     await tx.run("DELETE FROM segment_contacts WHERE account = ? AND segment_id = ? AND contact_id = ?",
                  (tx.account, segment["id"], contact["id"]))
-    return {**_membership(contact["id"], segment["id"]), "deleted": True}
+    # The docs' example names the contact as `id` here (and the segment on add).
+    return {**_membership(contact["id"], segment["id"]), "id": contact["id"], "deleted": True}
 
 
 async def segment_ids_of(tx: Tx, contact_id: str) -> list[str]:

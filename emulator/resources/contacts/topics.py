@@ -142,9 +142,10 @@ async def set_subscriptions(tx: Tx, contact_id: str, choices: list[tuple[str, st
 
 
 async def list_contact_topics(tx: Tx, id_or_email: str, query: Any) -> dict[str, Any]:
-    """Every topic with the contact's effective subscription [recommendation], newest topic first."""
+    """Every topic with the contact's effective subscription [recommendation], newest topic first; all of
+    them when `limit` is omitted (the docs mark this list's limit optional, unlike GET /topics)."""
     contact = await require_contact(tx, id_or_email)
-    rows, has_more = await fetch_page(tx, "topics", parse_page(query, optional_limit=False))
+    rows, has_more = await fetch_page(tx, "topics", parse_page(query, optional_limit=True))
     chosen = {row["topic_id"]: row["subscription"] for row in await tx.all(
         "SELECT topic_id, subscription FROM contact_topics WHERE account = ? AND contact_id = ?",
         (tx.account, contact["id"]))}
