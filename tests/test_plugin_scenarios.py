@@ -45,11 +45,11 @@ def test_seed_file_at_start_gives_a_ready_account() -> None:
 
 def test_a_broken_seed_file_stops_the_start_with_one_line(tmp_path: Path) -> None:
     broken = tmp_path / "broken.json"
-    broken.write_text('{"contacts": [{"email": "a@b.dev"}]}')
+    broken.write_text('{"broadcasts": [{"name": "March"}]}')
     run = subprocess.run([sys.executable, "-m", "emulator", "--port", "0", "--no-smtp", "--seed-file",
                           str(broken)], capture_output=True, text=True, timeout=60, check=False)
     assert run.returncode != 0
-    assert (f"--seed-file {broken}: Scenario kind `contacts` is not supported by this emulator build yet"
+    assert (f"--seed-file {broken}: Scenario kind `broadcasts` is not supported by this emulator build yet"
             in run.stderr)
     assert "Traceback" not in run.stderr
 
@@ -97,7 +97,7 @@ def test_isolation_mode_loads_into_the_callers_account() -> None:
 @pytest.mark.parametrize(("body", "complaint"), [
     ({}, "Give a bundled scenario"),
     ({"name": "nope"}, "No scenario `nope` (bundled: basic, demo, empty)"),
-    ({"scenario": {"segments": []}}, "`segments` is not supported by this emulator build yet"),
+    ({"scenario": {"broadcasts": []}}, "`broadcasts` is not supported by this emulator build yet"),
     ({"scenario": {"gadgets": []}}, "Unknown scenario kind `gadgets`"),
     ({"scenario": {"domains": {"name": "x.dev"}}}, "must be a list of objects"),
     ({"scenario": {"domains": [{"name": "x.dev", "status": "glowing"}]}}, "`status` must be"),

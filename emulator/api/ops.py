@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import email.parser
+import email.policy
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -29,6 +31,37 @@ class Reply:
 
     body: Any
     status: int = 200
+
+
+@dataclass(frozen=True)
+class FormField:
+    data: bytes
+    filename: str | None = None
+
+    @property
+    def text(self) -> str:
+        return self.data.decode("utf-8-sig", errors="replace")
+
+
+@dataclass
+class FormBody:
+    """A `multipart/form-data` request body (contact imports upload their CSV this way)."""
+
+    fields: dict[str, FormField]
+
+    @classmethod
+    def parse(cls, content_type: str, raw: bytes) -> FormBody:
+        head = f"Content-Type: {content_type}\r\nMIME-Version: 1.0\r\n\r\n".encode()
+        message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(head + raw)
+        if not message.is_multipart():
+            raise ApiError(errors.MALFORMED_BODY, "The request body is not valid multipart/form-data.")
+        fields: dict[str, FormField] = {}
+        for part in message.iter_parts():  # type: ignore[attr-defined]
+            name = part.get_param("name", header="content-disposition")
+            if isinstance(name, str):
+                payload = part.get_payload(decode=True)
+                fields[name] = FormField(payload if isinstance(payload, bytes) else b"", part.get_filename())
+        return cls(fields)
 
 
 @dataclass
@@ -65,6 +98,7 @@ class Op:
     access: str = "full"  # "full": full_access only; "send": any key; "public": no key
     status: int = 200
     idempotent: bool = False
+    form: bool = False  # accepts multipart/form-data (a FormBody) besides JSON
 
 
 def dumps(body: Any) -> bytes:

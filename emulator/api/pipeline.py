@@ -16,7 +16,7 @@ from starlette.routing import Route
 
 from emulator.api import idempotency, request_log
 from emulator.api.auth import Credential, authenticate
-from emulator.api.ops import ApiRequest, Op, Reply, json_response
+from emulator.api.ops import ApiRequest, FormBody, Op, Reply, json_response
 from emulator.api.ratelimit import rate_limit
 from emulator.core import errors
 from emulator.core.errors import ApiError
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from emulator.core.emulator import Emulator
 
 
-async def read_json(request: Request, limit: int) -> Any:
+async def read_json(request: Request, limit: int, form: bool = False) -> Any:
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
         raise ApiError(errors.PAYLOAD_TOO_LARGE)
@@ -38,6 +38,9 @@ async def read_json(request: Request, limit: int) -> Any:
     raw = b"".join(chunks)
     if not raw.strip():
         return None
+    content_type = request.headers.get("content-type", "")
+    if form and content_type.lower().startswith("multipart/form-data"):
+        return FormBody.parse(content_type, raw)
     try:
         body = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -52,7 +55,7 @@ async def run_op(emu: Emulator, op: Op, request: Request) -> tuple[int, Any, Cre
         credential = await authenticate(emu, request, op.access)
     for hook in emu.state.get("before_op", []):
         await hook(emu, op, request, credential)
-    body = await read_json(request, emu.settings.max_body_bytes)
+    body = await read_json(request, emu.settings.max_body_bytes, op.form)
     req = ApiRequest(request.method, request.scope["path"], dict(request.path_params),
                      request.query_params, request.headers, body, credential, request)
     account = credential.account if credential else None

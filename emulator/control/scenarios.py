@@ -14,12 +14,18 @@ is exactly what the API would have made. Kinds, in load order:
     api_keys   [{"name", "token"?, "permission"?, "domain"?}]   a fixed `token` makes a known key
     templates  [{...POST /templates body, "publish"?: true}]
     webhooks   [{"endpoint", "events", "signing_secret"?}]
+    contact_properties [{...POST /contact-properties body}]
+    segments   [{"name"}]   (also `audiences`: the same record)
+    topics     [{...POST /topics body}]
+    contacts   [{...POST /contacts body}]   `segments` and `topics` may name them instead of ids:
+               "segments": ["Newsletter"],
+               "topics": [{"name": "Product updates", "subscription": "opt_out"}]
     emails     [{...POST /emails body}]
     demo       {"days"?: 7, "emails"?: 60}   a week of varied mail for the outbox UI (demo.py)
 
-A kind this build does not have (contacts and segments, until their groups land) is a clear 422
-before anything is written. Domains, keys, templates and webhooks load in one transaction (all or
-nothing); the domain checks then run, so emails of the same scenario see verified domains.
+A kind this build does not have (broadcasts, until its group lands) is a clear 422 before anything
+is written. Everything but emails and the demo loads in one transaction (all or nothing); the
+domain checks then run, so emails of the same scenario see verified domains.
 """
 
 from __future__ import annotations
@@ -37,7 +43,8 @@ from emulator.api.ops import emulator_of, json_response
 from emulator.control.base import PREFIX, body_of
 from emulator.core.config import DEFAULT_ACCOUNT
 from emulator.core.errors import ApiError, invalid
-from emulator.resources import api_keys
+from emulator.resources import api_keys, contacts
+from emulator.resources.contacts import properties, segments, topics
 from emulator.resources.domains import service as domains
 from emulator.resources.emails import service as emails
 from emulator.resources.templates import service as templates
@@ -56,8 +63,9 @@ def _fixtures() -> Path:
 
 
 FIXTURES = _fixtures()
-KINDS = ("api_keys", "domains", "templates", "webhooks", "emails", "demo")
-PLANNED = {"contacts", "segments", "audiences", "topics", "broadcasts", "contact_properties"}
+KINDS = ("api_keys", "domains", "templates", "webhooks", "contact_properties", "segments", "audiences",
+         "topics", "contacts", "emails", "demo")
+PLANNED = {"broadcasts"}
 DESCRIPTIVE = {"name", "description"}
 DOMAIN_OUTCOMES = ("verified", "failed", "partially_verified", "partially_failed", "temporary_failure")
 
@@ -109,6 +117,7 @@ async def load(emu: Emulator, scenario: dict[str, Any], account: str = DEFAULT_A
         made["api_keys"] = [await _api_key(tx, item) for item in _items(scenario, "api_keys")]
         made["templates"] = [await _template(tx, item) for item in _items(scenario, "templates")]
         made["webhooks"] = [await _webhook(tx, item) for item in _items(scenario, "webhooks")]
+        made.update(await _contacts(tx, scenario))
     # Domain checks and delivery outcomes are jobs: run them so the scenario is settled on return.
     await emu.jobs.flush()
     credential = Credential(account, "scenario", FULL_ACCESS)
@@ -179,6 +188,46 @@ async def _webhook(tx: Tx, item: dict[str, Any]) -> dict[str, Any]:
         await tx.update("webhooks", created["id"], {"secret": secret})
     return {"id": created["id"], "endpoint": body["endpoint"],
             "signing_secret": secret or created["signing_secret"]}
+
+
+async def _contacts(tx: Tx, scenario: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Contact properties, segments (and audiences), topics, then contacts naming them."""
+    made: dict[str, list[dict[str, Any]]] = {"contact_properties": [], "segments": [], "audiences": [],
+                                              "topics": []}
+    for item in _items(scenario, "contact_properties"):
+        created = await properties.create_property(tx, item)
+        made["contact_properties"].append({"id": created["id"], "key": item.get("key")})
+    for kind in ("segments", "audiences"):
+        for item in _items(scenario, kind):
+            created = await segments.create_segment(tx, item, kind=kind[:-1])
+            made[kind].append({"id": created["id"], "name": created["name"]})
+    for item in _items(scenario, "topics"):
+        created = await topics.create_topic(tx, item)
+        made["topics"].append({"id": created["id"], "name": item.get("name")})
+    by_name = {item["name"]: item["id"]
+               for kind in ("segments", "audiences", "topics") for item in made[kind]}
+    made["contacts"] = []
+    for item in _items(scenario, "contacts"):
+        created = await contacts.create_contact(tx, _named(item, by_name))
+        made["contacts"].append({"id": created["id"], "email": item.get("email")})
+    return made
+
+
+def _named(item: dict[str, Any], by_name: dict[str, str]) -> dict[str, Any]:
+    """A contact item whose `segments`/`topics` may name the scenario's own records instead of ids."""
+    def resolve(ref: Any) -> Any:
+        if isinstance(ref, str):
+            return {"id": by_name.get(ref, ref)}
+        if isinstance(ref, dict) and "name" in ref:
+            rest = {key: value for key, value in ref.items() if key != "name"}
+            return {**rest, "id": by_name.get(ref["name"], ref["name"])}
+        return ref
+
+    body = dict(item)
+    for field in ("segments", "topics"):
+        if isinstance(item.get(field), list):
+            body[field] = [resolve(ref) for ref in item[field]]
+    return body
 
 
 async def _email(tx: Tx, item: dict[str, Any], credential: Credential) -> dict[str, Any]:

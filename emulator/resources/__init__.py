@@ -8,10 +8,20 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from emulator.resources import api_keys, domains, emails, receiving, suppressions, templates, webhooks
+from emulator.resources import (
+    api_keys,
+    contacts,
+    domains,
+    emails,
+    receiving,
+    suppressions,
+    templates,
+    webhooks,
+)
 
 MODULES: list[ModuleType] = [
     api_keys,
+    contacts,
     domains,
     emails,
     receiving,

@@ -1,0 +1,55 @@
+"""Contacts, audiences, segments, topics, contact properties and CSV imports.
+
+Reference: reference/contacts.md. Modules: `store` (tables, lookups, contact bodies), `service`
+(contacts and the legacy audience-scoped contact paths), `segments` (segments, audiences, membership),
+`metrics` (segment metrics), `topics` (topics and subscriptions), `properties` (contact properties),
+`imports` (CSV imports).
+
+Public service functions for other groups (stable signatures; every one scoped to `tx.account`):
+
+- `find_contact(tx, id_or_email) -> Row | None` — the contact row by id or email (case-insensitive).
+- `get_contact(tx, id_or_email) -> dict` — the GET /contacts/{id_or_email} body; 404 if unknown.
+- `create_contact(tx, body) -> dict` — as POST /contacts (`{object, id}`); emits `contact.created`.
+- `update_contact(tx, id_or_email, body) -> dict` — as PATCH /contacts/{id}; emits `contact.updated`.
+- `delete_contact(tx, id_or_email) -> dict` — as DELETE /contacts/{id}; emits `contact.deleted`.
+- `add_contact_to_segment(tx, id_or_email, segment_id) -> dict` — `{object:"contact_segment", ...}`.
+- `segment_contacts(tx, segment_id) -> list[Row]` — every contact row of a segment, oldest first.
+- `topic_subscription(tx, contact_id, topic_id) -> str` — "opt_in" | "opt_out", the topic's default
+  unless the contact chose.
+- `contact_properties(row) -> dict` — the property values set on a contact row (no fallbacks).
+
+A contact row has `id, email, first_name, last_name, unsubscribed (0/1), properties (JSON text),
+created_at, updated_at` (timestamps in the db form of `core/clock.py`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from emulator.resources.contacts import imports, metrics, properties, segments, service, store, topics
+from emulator.resources.contacts.segments import add_contact_to_segment, segment_contacts
+from emulator.resources.contacts.service import create_contact, delete_contact, get_contact, update_contact
+from emulator.resources.contacts.store import contact_properties, find_contact
+from emulator.resources.contacts.topics import topic_subscription
+
+TABLES = store.TABLES
+OPS = [*imports.OPS, *service.OPS, *segments.OPS, *metrics.OPS, *topics.OPS, *properties.OPS]
+
+
+def install(emu: Any) -> None:
+    imports.install(emu)
+
+__all__ = [
+    "OPS",
+    "TABLES",
+    "add_contact_to_segment",
+    "contact_properties",
+    "create_contact",
+    "delete_contact",
+    "find_contact",
+    "get_contact",
+    "install",
+    "segment_contacts",
+    "topic_subscription",
+    "update_contact",
+]

@@ -1,0 +1,84 @@
+"""Contact and topic events reach a real webhook receiver after commit, with the catalogue's payloads."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+from starlette.testclient import TestClient
+
+from emulator.app import create_app
+from tests.conftest import AUTH, make_settings
+from tests.contacts_helpers import contact, segment, topic
+from tests.webhooks_helpers import Receiver, create_hook, running_receiver, verify_all
+
+CONTACT_EVENTS = ["contact.created", "contact.updated", "contact.deleted", "contact.topics.updated"]
+TOPIC_EVENTS = ["topic.created", "topic.updated", "topic.deleted"]
+START = datetime.now(UTC).replace(microsecond=0)
+ISO = START.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    with running_receiver() as found:
+        yield found
+
+
+@pytest.fixture
+def live(receiver: Receiver) -> Iterator[TestClient]:
+    """Frozen at the real time: the verifiers compare `svix-timestamp` with the wall clock."""
+    with TestClient(create_app(make_settings(clock_start=START)), headers=AUTH,
+                    raise_server_exceptions=False) as test_client:
+        yield test_client
+
+
+def deliver(client: TestClient) -> None:
+    assert client.post("/_emulator/webhooks/flush").status_code == 200
+
+
+def test_contact_lifecycle_events_carry_contact_event_data(live: TestClient, receiver: Receiver) -> None:
+    hook = create_hook(live, receiver.url, CONTACT_EVENTS)
+    beta = segment(live, "Beta")
+    contact_id = contact(live, "lin@example.org", first_name="Lin", segments=[{"id": beta}])
+    live.patch(f"/contacts/{contact_id}", json={"unsubscribed": True})
+    live.delete("/contacts/lin%40example.org")
+    deliver(live)
+    assert receiver.types() == ["contact.created", "contact.updated", "contact.deleted"]
+    data = {"id": contact_id, "segment_ids": [beta], "created_at": ISO, "updated_at": ISO,
+            "email": "lin@example.org", "first_name": "Lin", "last_name": None, "unsubscribed": False}
+    created, updated, deleted = (got.json for got in receiver.received)
+    assert created == {"type": "contact.created", "created_at": ISO, "data": data}
+    assert updated["data"] == {**data, "unsubscribed": True}
+    assert deleted["data"] == {**data, "unsubscribed": True}
+    for got in receiver.received:
+        assert verify_all(hook["signing_secret"], got)[1:] == [got.json, got.json]
+
+
+def test_a_refused_create_emits_nothing(live: TestClient, receiver: Receiver) -> None:
+    create_hook(live, receiver.url, CONTACT_EVENTS)
+    assert live.post("/contacts", json={"email": "lin@example.org", "segments": [{"id": "nope"}]}
+                     ).status_code == 404
+    assert live.delete("/contacts/nobody%40example.org").status_code == 200
+    deliver(live)
+    assert receiver.received == []
+
+
+def test_topic_events_and_contact_topics_updated(live: TestClient, receiver: Receiver) -> None:
+    create_hook(live, receiver.url, [*TOPIC_EVENTS, "contact.topics.updated"])
+    releases = topic(live, "Releases", description="Release notes")
+    live.patch(f"/topics/{releases}", json={"name": "Product updates"})
+    contact_id = contact(live, "lin@example.org")
+    choice = [{"id": releases, "subscription": "opt_out"}]
+    live.patch(f"/contacts/{contact_id}/topics", json={"topics": choice})
+    live.patch(f"/contacts/{contact_id}/topics", json={"topics": choice})  # no change: no event
+    live.delete(f"/topics/{releases}")
+    deliver(live)
+    assert receiver.types() == ["topic.created", "topic.updated", "contact.topics.updated", "topic.deleted"]
+    base = {"id": releases, "name": "Releases", "description": "Release notes",
+            "default_subscription": "opt_in", "deleted": False,
+            "created_at": ISO, "updated_at": ISO}
+    assert [got.json["data"] for got in receiver.received] == [
+        base, {**base, "name": "Product updates"},
+        {"email": "lin@example.org", "topics": choice},
+        {**base, "name": "Product updates", "deleted": True}]
