@@ -112,7 +112,7 @@ async def serve(settings: Settings, sock: socket.socket,
     app = create_app(settings)
     # Open UI event streams would otherwise hold a shutdown for up to their 15 s reconnect period.
     config = uvicorn.Config(app, log_level="error" if settings.quiet else "warning",
-                            access_log=False, lifespan="on", timeout_graceful_shutdown=1)
+                            access_log=False, lifespan="on", ws="none", timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)
     host, port = sock.getsockname()[:2]
     app.state.emu.state["http_url"] = f"http://{host}:{port}"

@@ -3,7 +3,20 @@ plane), `WebhookReceiver` (a real local endpoint) and the pytest plugin (`emulat
 
 from __future__ import annotations
 
-from emulator.testing.receiver import WebhookReceiver
+from typing import TYPE_CHECKING, Any
+
 from emulator.testing.server import EmulatorClient, EmulatorError, EmulatorServer
 
+if TYPE_CHECKING:
+    from emulator.testing.receiver import WebhookReceiver
+
 __all__ = ["EmulatorClient", "EmulatorError", "EmulatorServer", "WebhookReceiver"]
+
+
+def __getattr__(name: str) -> Any:
+    # The receiver pulls in http.server; most suites never use it, so it loads on first mention.
+    if name == "WebhookReceiver":
+        from emulator.testing.receiver import WebhookReceiver
+
+        return WebhookReceiver
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,15 +6,18 @@ itself), so the same handle drives an in-thread `EmulatorServer` or a CLI starte
 
 from __future__ import annotations
 
+import http.client
+import json as _json
+import threading
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
-
-import httpx
+from urllib.parse import urlencode, urlsplit
 
 from emulator.resources.webhooks.catalogue import EMAIL_EVENTS
 
 PREFIX = "/_emulator"
+STALE = (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError)
 
 
 class EmulatorError(Exception):
@@ -28,47 +31,96 @@ class EmulatorError(Exception):
 
 
 class Transport:
-    """One keep-alive HTTP connection to the emulator, shared by every part of a handle."""
+    """Keep-alive HTTP to the emulator (one connection per calling thread), shared by every part of a
+    handle. Plain `http.client`: the handle is imported by every test session, and an HTTP client
+    library would add a tenth of a second to its start."""
 
     def __init__(self, url: str, api_key: str, timeout: float = 30.0) -> None:
-        self.url = url
         self.api_key = api_key
-        self.http = httpx.Client(base_url=url, timeout=timeout)
+        self.timeout = timeout
+        self._local = threading.local()
+        self._connections: list[http.client.HTTPConnection] = []
+        self._lock = threading.Lock()
+        self.retarget(url)
 
     def retarget(self, url: str) -> None:
         """Point at another base URL (a server learns its port only once bound)."""
-        self.url = url
-        self.http.base_url = httpx.URL(url)
+        self.url = url.rstrip("/")
+        parts = urlsplit(self.url)
+        self._secure, self._netloc, self._base = parts.scheme == "https", parts.netloc, parts.path
+        self.close()
 
     def call(self, method: str, path: str, *, json: Any = None, params: Mapping[str, Any] | None = None,
-             auth: bool = False, timeout: float | None = None) -> Any:
+             auth: bool = False, timeout: float | None = None, headers: Mapping[str, str] | None = None,
+             ) -> Any:
         """Send a request; return the parsed JSON body, or raise `EmulatorError` on a status ≥ 400."""
-        headers = {"Authorization": f"Bearer {self.api_key}"} if auth else {}
-        extra: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
-        response = self.http.request(method, path, json=json, params=_clean(params), headers=headers,
-                                     **extra)
-        body = _parse(response)
-        if response.status_code >= 400:
-            raise EmulatorError(method, path, response.status_code, body)
-        return body
+        headers = {**(headers or {}), **({"Authorization": f"Bearer {self.api_key}"} if auth else {})}
+        body = None
+        if json is not None:
+            body = _json.dumps(json).encode()
+            headers["Content-Type"] = "application/json"
+        status, content = self._send(method, path, params, body, headers, timeout)
+        parsed = _parse(content)
+        if status >= 400:
+            raise EmulatorError(method, path, status, parsed)
+        return parsed
 
     def raw(self, path: str, *, params: Mapping[str, Any] | None = None) -> bytes:
-        response = self.http.get(path, params=_clean(params))
-        if response.status_code >= 400:
-            raise EmulatorError("GET", path, response.status_code, _parse(response))
-        return response.content
+        status, content = self._send("GET", path, params, None, {}, None)
+        if status >= 400:
+            raise EmulatorError("GET", path, status, _parse(content))
+        return content
 
     def close(self) -> None:
-        self.http.close()
+        with self._lock:
+            connections, self._connections = self._connections, []
+        for connection in connections:
+            connection.close()
+        self._local = threading.local()
+
+    def _send(self, method: str, path: str, params: Mapping[str, Any] | None, body: bytes | None,
+              headers: dict[str, str], timeout: float | None) -> tuple[int, bytes]:
+        target = self._base + path
+        query = _clean(params)
+        if query:
+            target += ("&" if "?" in target else "?") + urlencode(query, doseq=True)
+        connection = self._connection()
+        reused = connection.sock is not None
+        connection.timeout = self.timeout if timeout is None else timeout
+        if reused:
+            connection.sock.settimeout(connection.timeout)
+        try:
+            connection.request(method, target, body=body, headers=headers)
+            response = connection.getresponse()
+            return response.status, response.read()
+        except STALE:
+            connection.close()
+            if not reused:
+                raise
+            # The server closed an idle keep-alive connection between two calls: nothing was
+            # received, so sending again on a fresh connection is safe.
+            return self._send(method, path, params, body, headers, timeout)
+        except (http.client.HTTPException, OSError):
+            connection.close()  # the next call reconnects; this failure is the caller's to see
+            raise
+
+    def _connection(self) -> http.client.HTTPConnection:
+        connection: http.client.HTTPConnection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            kind = http.client.HTTPSConnection if self._secure else http.client.HTTPConnection
+            connection = self._local.connection = kind(self._netloc, timeout=self.timeout)
+            with self._lock:
+                self._connections.append(connection)
+        return connection
 
 
-def _parse(response: httpx.Response) -> Any:
-    if not response.content:
+def _parse(content: bytes) -> Any:
+    if not content:
         return None
     try:
-        return response.json()
+        return _json.loads(content)
     except ValueError:
-        return response.text
+        return content.decode("utf-8", "replace")
 
 
 def _clean(params: Mapping[str, Any] | None) -> dict[str, Any] | None:

@@ -312,8 +312,10 @@ def _startup_errors() -> Iterator[list[str]]:
 def _uvicorn_server(app: Any) -> uvicorn.Server:
     import uvicorn
 
-    config = uvicorn.Config(app, loop="uvloop", http="httptools", lifespan="on", log_level="error",
-                            access_log=False)
+    # ws="none": the emulator serves no websockets (live UI updates are SSE), and loading a websocket
+    # protocol costs uvicorn a few tens of milliseconds at start.
+    config = uvicorn.Config(app, loop="uvloop", http="httptools", ws="none", lifespan="on",
+                            log_level="error", access_log=False)
     # uvicorn leaves signal handlers alone when it runs outside the main thread.
     return uvicorn.Server(config)
 

@@ -5,14 +5,17 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from email.utils import parseaddr
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from emulator.core.clock import from_db, parse_iso
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 HERE = Path(__file__).parent
 UI = "/_emulator/ui"
@@ -95,7 +98,12 @@ def _status_class(status: str | None) -> str:
     return groups.get(status or "", "muted")
 
 
-def _build_env() -> Environment:
+@cache
+def _env() -> Environment:
+    """Built at the first page asked for: jinja2 costs an import a test run that never opens the UI
+    should not pay."""
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+
     env = Environment(
         loader=FileSystemLoader(HERE / "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
@@ -108,11 +116,8 @@ def _build_env() -> Environment:
     return env
 
 
-ENV = _build_env()
-
-
 def render(name: str, context: dict[str, Any]) -> str:
-    return ENV.get_template(name).render(**context)
+    return _env().get_template(name).render(**context)
 
 
 def page(request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:

@@ -19,9 +19,5 @@ def install(emu: Any) -> None:
     faults.install(emu)
 
 
-async def start(emu: Any) -> None:
-    await delivery.start(emu)
-
-
 async def stop(emu: Any) -> None:
     await delivery.stop(emu)

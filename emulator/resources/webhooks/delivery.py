@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-import aiohttp
-
 from emulator.core.clock import from_db, to_db
 from emulator.core.jobs import schedule
 from emulator.resources.webhooks.catalogue import DELIVER_JOB, attempt_id
 from emulator.resources.webhooks.faults import Fault, book
 
 if TYPE_CHECKING:
+    import aiohttp
+
     from emulator.core.db import Row, Tx
     from emulator.core.emulator import Emulator
     from emulator.core.jobs import Job
@@ -155,6 +155,8 @@ def _timed_out(timeout: float) -> Outcome:
 async def post(client: aiohttp.ClientSession, plan: Plan, timeout: float) -> Outcome:
     """One POST. Failures without an HTTP answer are recorded as status 0 with the reason as the
     response text (the reference suggests an empty string; a reason is what a tester needs)."""
+    import aiohttp
+
     try:
         async with client.post(plan.url, data=plan.body, headers=plan.headers, allow_redirects=False,
                                timeout=aiohttp.ClientTimeout(total=timeout)) as reply:
@@ -203,9 +205,12 @@ async def _next_state(tx: Tx, message: Row, plan: Plan, outcome: Outcome) -> dic
 # ---- lifecycle ---------------------------------------------------------------------------------
 
 def session(emu: Emulator) -> aiohttp.ClientSession:
-    """One shared client (keep-alive to each receiver); created on the app's loop at start."""
+    """One shared client (keep-alive to each receiver), created at the first delivery: importing aiohttp
+    costs a tenth of a second, which a test run that never registers a webhook should not pay."""
     client = emu.state.get("webhook_session")
     if client is None or client.closed:
+        import aiohttp
+
         client = emu.state["webhook_session"] = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=64), cookie_jar=aiohttp.DummyCookieJar(),
         )
@@ -214,10 +219,6 @@ def session(emu: Emulator) -> aiohttp.ClientSession:
 
 def install(emu: Emulator) -> None:
     emu.jobs.handler(DELIVER_JOB, deliver)
-
-
-async def start(emu: Emulator) -> None:
-    session(emu)
 
 
 async def stop(emu: Emulator) -> None:
