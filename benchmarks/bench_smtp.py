@@ -3,8 +3,10 @@
 Three loads, each against both servers: one connection sending many messages, a new connection per
 message, and 8 concurrent clients (one connection each). Both servers run in their own process with the
 same aiosmtpd settings (EHLO, AUTH PLAIN over plaintext via `--smtp-auth-plaintext`, no TLS, so the
-numbers compare intake work rather than handshakes); the sink accepts any credentials and drops every
-message. The emulator stores each message as a sent email (parse, validate, SQLite file, events).
+numbers compare intake work rather than handshakes); the sink accepts any credentials and stores each
+message as one row in a SQLite file through aiosqlite (WAL, synchronous=NORMAL, one commit per message:
+the SMTP counterpart of the HTTP ceiling). The emulator stores each message as a sent email (parse,
+validate, SQLite file, events). Messages are about 5 KB (issue 18), text and HTML alternatives.
 The load comes from this process: a minimal asyncio SMTP client.
 """
 
@@ -21,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from email import policy
 from email.message import EmailMessage
+from typing import Any
 
 from benchmarks import targets
 
@@ -34,8 +37,12 @@ def _message() -> bytes:
     message["From"] = "Acme <hello@acme.dev>"
     message["To"] = "delivered@resend.dev"
     message["Subject"] = "Your receipt"
-    message.set_content("Thanks for your order #1042.\n")
-    message.add_alternative("<p>Thanks for your order <strong>#1042</strong>.</p>", subtype="html")
+    lines = [f"Item {index}: a widget of the kind you ordered, quantity 1, price 9.99 EUR."
+             for index in range(30)]
+    message.set_content("Thanks for your order #1042.\n" + "\n".join(lines) + "\n")
+    rows = "".join(f"<tr><td>{line}</td></tr>" for line in lines)
+    message.add_alternative(f"<p>Thanks for your order <strong>#1042</strong>.</p><table>{rows}</table>",
+                            subtype="html")
     return message.as_bytes()
 
 
@@ -112,21 +119,33 @@ def rate(port: int, name: str) -> float:
 
 # ---- the two servers --------------------------------------------------------------------------
 
-def sink() -> None:
-    """`python -m benchmarks.bench_smtp sink`: bare aiosmtpd with the emulator's settings; prints its port."""
+def sink(path: str) -> None:
+    """`python -m benchmarks.bench_smtp sink FILE`: bare aiosmtpd with the emulator's settings, one SQLite
+    row per message; prints its port."""
+    import aiosqlite
     from aiosmtpd.smtp import SMTP, AuthResult
 
-    class Drop:
-        async def handle_DATA(self, server: object, session: object, envelope: object) -> str:
+    class Store:
+        def __init__(self, db: aiosqlite.Connection) -> None:
+            self.db = db
+
+        async def handle_DATA(self, server: object, session: object, envelope: Any) -> str:
+            await self.db.execute("INSERT INTO mail (sender, raw) VALUES (?, ?)",
+                                  (envelope.mail_from, envelope.content))
+            await self.db.commit()
             return "250 OK"
 
     def accept(*_args: object) -> AuthResult:
         return AuthResult(success=True)
 
     async def serve() -> None:
+        db = await aiosqlite.connect(path)
+        await db.execute("PRAGMA journal_mode=WAL")
+        await db.execute("PRAGMA synchronous=NORMAL")
+        await db.execute("CREATE TABLE mail (id INTEGER PRIMARY KEY, sender TEXT, raw BLOB)")
         loop = asyncio.get_running_loop()
         server = await loop.create_server(
-            lambda: SMTP(Drop(), hostname="localhost", enable_SMTPUTF8=True, auth_required=True,
+            lambda: SMTP(Store(db), hostname="localhost", enable_SMTPUTF8=True, auth_required=True,
                          auth_require_tls=False, authenticator=accept, data_size_limit=41943040),
             "127.0.0.1", 0)
         print(server.sockets[0].getsockname()[1], flush=True)
@@ -166,7 +185,8 @@ def main() -> None:
         emulator_args = ["-m", "emulator", "--port", "0", "--smtp-port", "0", "--smtps-port", "0",
                          "--smtp-auth-plaintext", "--api-key", API_KEY, "--db", os.path.join(folder, "b.db")]
         with process(emulator_args, _emulator_port) as emulator_port, \
-                process(["-m", "benchmarks.bench_smtp", "sink"], lambda line: int(line)) as sink_port:
+                process(["-m", "benchmarks.bench_smtp", "sink", os.path.join(folder, "sink.db")],
+                        lambda line: int(line)) as sink_port:
             rate(emulator_port, "one connection")  # warm-up: first-use imports and caches
             print(f"{'load':<26}{'emulator msg/s':>16}{'bare sink msg/s':>18}{'ratio':>8}")
             for name in COUNTS:
@@ -176,5 +196,5 @@ def main() -> None:
                                ours / bare >= 0.70)
 
 
-if __name__ == "__main__" and sys.argv[1:] == ["sink"]:
-    sink()
+if __name__ == "__main__" and sys.argv[1:2] == ["sink"]:
+    sink(sys.argv[2])
