@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
+import httpx
 import pytest
 import resend
 from resend.exceptions import ApplicationError, RateLimitError, ResendError
@@ -75,7 +76,7 @@ def test_500_and_503_come_from_the_catalogue(sdk: EmulatorServer) -> None:
 def test_delay_holds_the_answer_and_marks_it(sdk: EmulatorServer) -> None:
     rule = sdk.faults.add("GET", "/api-keys", delay_ms=150)
     started = time.perf_counter()
-    response = sdk._transport.http.get("/api-keys", headers={"Authorization": f"Bearer {KEY}"})
+    response = httpx.get(f"{sdk.url}/api-keys", headers={"Authorization": f"Bearer {KEY}"})
     assert time.perf_counter() - started >= 0.15
     assert response.status_code == 200
     assert response.headers["x-emulator-fault"] == rule["id"]
