@@ -1,4 +1,4 @@
-"""The account suppression list (reference/suppressions.md): storage plus add/lookup.
+"""The account suppression list (reference/suppressions.md): storage, lookups and the add/remove that emit.
 
 The Suppressions API resource builds on these functions; the delivery simulation adds addresses after a
 hard bounce or a complaint and consults the list before delivering.
