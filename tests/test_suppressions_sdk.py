@@ -32,16 +32,18 @@ def declared(sdk_type: Any, body: Any) -> Any:
 
 
 def test_suppressions_methods(emulator: EmulatorServer) -> None:
-    added = declared(Suppressions.AddSuppressionResponse, resend.Suppressions.add({"email": "ada@lovelace.dev"}))
+    added = declared(Suppressions.AddSuppressionResponse,
+                     resend.Suppressions.add({"email": "ada@lovelace.dev"}))
     got = declared(Suppression, resend.Suppressions.get("ada@lovelace.dev"))
-    assert got == {"object": "suppression", "id": added["id"], "email": "ada@lovelace.dev", "origin": "manual",
-                   "source_id": None, "created_at": got["created_at"]}
+    assert got == {"object": "suppression", "id": added["id"], "email": "ada@lovelace.dev",
+                   "origin": "manual", "source_id": None, "created_at": got["created_at"]}
     batch = declared(Suppressions.Batch.AddResponse,
                      resend.Suppressions.Batch.add({"emails": ["a@b.org", "c@d.org"]}))
     assert [declared(BatchSuppression, entry)["object"] for entry in batch["data"]] == ["suppression"] * 2
-    listed = declared(Suppressions.ListResponse, resend.Suppressions.list({"origin": "manual", "limit": 2}))
-    assert ([declared(SuppressionListItem, item)["email"] for item in listed["data"]], listed["has_more"]) == (
-        ["c@d.org", "a@b.org"], True)
+    listed = declared(Suppressions.ListResponse,
+                      resend.Suppressions.list({"origin": "manual", "limit": 2}))
+    emails = [declared(SuppressionListItem, item)["email"] for item in listed["data"]]
+    assert (emails, listed["has_more"]) == (["c@d.org", "a@b.org"], True)
     removed = declared(Suppressions.Batch.RemoveResponse,
                        resend.Suppressions.Batch.remove({"ids": [batch["data"][0]["id"]]}))
     assert [declared(BatchRemovedSuppression, entry)["deleted"] for entry in removed["data"]] == [True]

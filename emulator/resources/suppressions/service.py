@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from emulator.api.ops import ApiRequest, Op
-from emulator.core import validate
 from emulator.core.addresses import BARE_ADDRESS
 from emulator.core.errors import invalid, missing_field, not_found
 from emulator.core.pages import fetch_page, list_body, parse_page
@@ -43,12 +42,16 @@ def _batch(body: dict[str, Any], field: str) -> list[str]:
     return values
 
 
+async def _by_id(tx: Tx, suppression_id: str) -> Row | None:
+    return await tx.one("SELECT * FROM suppressions WHERE account = ? AND id = ?", (tx.account, suppression_id))
+
+
 async def require(tx: Tx, id_or_email: str) -> Row:
     """The suppression by id, or by address when the identifier holds an `@` (SDKs percent-encode it)."""
     if "@" in id_or_email:
         row = await find(tx, id_or_email)
     else:
-        row = await tx.one("SELECT * FROM suppressions WHERE account = ? AND id = ?", (tx.account, id_or_email))
+        row = await _by_id(tx, id_or_email)
     if row is None:
         raise not_found("Suppression")
     return row
@@ -76,10 +79,9 @@ async def batch_remove(tx: Tx, body: dict[str, Any]) -> dict[str, Any]:
     identifiers = _batch(body, field)
     if not all(isinstance(value, str) for value in identifiers):
         raise invalid(f"Each item of `{field}` must be a `string`.")
-    removed = []
+    removed: list[dict[str, Any]] = []
     for identifier in identifiers:
-        row = await find(tx, identifier) if field == "emails" else await tx.one(
-            "SELECT * FROM suppressions WHERE account = ? AND id = ?", (tx.account, identifier))
+        row = await find(tx, identifier) if field == "emails" else await _by_id(tx, identifier)
         if row is not None and row["id"] not in {entry["id"] for entry in removed}:
             await remove(tx, row)
             removed.append({"object": "suppression", "id": row["id"], "deleted": True})
