@@ -43,7 +43,8 @@ def _batch(body: dict[str, Any], field: str) -> list[str]:
 
 
 async def _by_id(tx: Tx, suppression_id: str) -> Row | None:
-    return await tx.one("SELECT * FROM suppressions WHERE account = ? AND id = ?", (tx.account, suppression_id))
+    return await tx.one("SELECT * FROM suppressions WHERE account = ? AND id = ?",
+                        (tx.account, suppression_id))
 
 
 async def require(tx: Tx, id_or_email: str) -> Row:
