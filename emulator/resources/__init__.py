@@ -10,6 +10,7 @@ from types import ModuleType
 
 from emulator.resources import (
     api_keys,
+    broadcasts,
     contacts,
     domains,
     emails,
@@ -21,6 +22,7 @@ from emulator.resources import (
 
 MODULES: list[ModuleType] = [
     api_keys,
+    broadcasts,
     contacts,
     domains,
     emails,

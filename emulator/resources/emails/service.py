@@ -227,8 +227,9 @@ async def prepare(tx: Tx, body: Any, credential: Credential | None,
 # ---- storing -----------------------------------------------------------------------------------
 
 async def store(tx: Tx, draft: EmailDraft, template_id: str | None, credential: Credential | None,
-                source: str, queued: bool) -> str:
-    """Insert the email and start its life: scheduled, queued (batch) or sent at once."""
+                source: str, queued: bool, broadcast_id: str | None = None) -> str:
+    """Insert the email and start its life: scheduled, queued (batch) or sent at once. Broadcasts
+    store each of their emails through here (`source="broadcast"`, their `broadcast_id`)."""
     assert draft.from_ is not None and draft.subject is not None
     email_id, now_db = tx.new_id(), tx.now_db
     scheduled = draft.scheduled_at is not None and draft.scheduled_at > tx.now
@@ -241,7 +242,7 @@ async def store(tx: Tx, draft: EmailDraft, template_id: str | None, credential: 
         "headers": _dumps(draft.headers), "tags": _dumps(draft.tags),
         "scheduled_at": to_db(draft.scheduled_at) if draft.scheduled_at else None,
         "last_event": "scheduled" if scheduled else ("queued" if queued else "sent"),
-        "template_id": template_id, "topic_id": draft.topic_id, "broadcast_id": None,
+        "template_id": template_id, "topic_id": draft.topic_id, "broadcast_id": broadcast_id,
         # `<id@sender-domain>`, as mime.message_id_for makes it (the address is already validated).
         "message_id": f"<{email_id}@{domain_of(draft.from_)}>", "eml": None, "created_at": now_db,
     }

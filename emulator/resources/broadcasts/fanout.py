@@ -1,0 +1,146 @@
+"""Sending a broadcast: one personalised email per eligible contact of its segment, through the same
+store as POST /emails (reference/broadcasts.md §3, issue "Broadcasts that really go out").
+
+Eligible: not `unsubscribed`; when the broadcast has a topic, subscribed to it (the contact's choice, else
+the topic's default); not on the suppression list — a suppressed contact gets no email and is counted
+among the `suppressed` recipients. Each email carries `List-Unsubscribe` and `List-Unsubscribe-Post`
+(RFC 8058) pointing at the emulator's own unsubscribe page.
+"""
+
+from __future__ import annotations
+
+import html as html_lib
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from emulator.core.clock import from_db
+from emulator.core.events import notify
+from emulator.resources import suppressions
+from emulator.resources.broadcasts.service import SEND_JOB
+from emulator.resources.broadcasts.store import find_broadcast
+from emulator.resources.contacts import contact_properties, segment_contacts, topic_subscription
+from emulator.resources.contacts.properties import definitions
+from emulator.resources.emails.fields import EmailDraft
+from emulator.resources.emails.service import store
+
+if TYPE_CHECKING:
+    from emulator.core.db import Row, Tx
+
+UNSUBSCRIBE_PATH = "/_emulator/unsubscribe/"
+# `{{{NAME}}}` or `{{{NAME|fallback}}}`; names are letters, digits, `_` and `.` — no nested repetition, so
+# matching stays linear in the length of the HTML.
+VARIABLE = re.compile(r"\{\{\{\s*([A-Za-z0-9_.]+)\s*(?:\|([^{}|]*))?\}\}\}")
+CONTACT_FIELDS = {"FIRST_NAME": "first_name", "LAST_NAME": "last_name", "EMAIL": "email",
+                  "contact.first_name": "first_name", "contact.last_name": "last_name",
+                  "contact.email": "email"}
+
+
+def base_url(tx: Tx) -> str:
+    settings = tx.emu.settings
+    return str(tx.emu.state.get("http_url") or f"http://{settings.host}:{settings.port}")
+
+
+class Personaliser:
+    """Fills the documented contact variables for one contact: `{{{FIRST_NAME}}}`, `{{{LAST_NAME}}}`,
+    `{{{EMAIL}}}` (also as `{{{contact.first_name}}}` …), contact properties (`{{{contact.plan}}}` or
+    `{{{plan}}}`) and `{{{RESEND_UNSUBSCRIBE_URL}}}`. A missing value takes the inline `|fallback`, then the
+    property's own fallback value, then nothing (our reading of the docs' fallback rules). Values are
+    inserted as given, as the triple braces say, except in HTML where they are escaped: a contact's name
+    must not become markup."""
+
+    def __init__(self, contact: Row, fallbacks: dict[str, Any], unsubscribe_url: str) -> None:
+        self.contact = contact
+        self.properties = contact_properties(contact)
+        self.fallbacks = fallbacks
+        self.unsubscribe_url = unsubscribe_url
+
+    def value(self, name: str, inline: str | None) -> str:
+        if name == "RESEND_UNSUBSCRIBE_URL":
+            return self.unsubscribe_url
+        found: Any = None
+        if name in CONTACT_FIELDS:
+            found = self.contact[CONTACT_FIELDS[name]]
+        else:
+            key = name.removeprefix("contact.")
+            found = self.properties.get(key)
+            if found is None and inline is None:
+                found = self.fallbacks.get(key)
+        if found is None or found == "":
+            return inline if inline is not None else ""
+        return str(found)
+
+    def fill(self, source: str | None, escape: bool = False) -> str | None:
+        if source is None:
+            return None
+
+        def replace(match: re.Match[str]) -> str:
+            text = self.value(match.group(1), match.group(2))
+            return html_lib.escape(text) if escape and match.group(1) != "RESEND_UNSUBSCRIBE_URL" else text
+
+        return VARIABLE.sub(replace, source)
+
+
+def _with_preview(html: str | None, preview: str | None) -> str | None:
+    """The preview text as the hidden first line of the HTML, where mail clients read it."""
+    if html is None or not preview:
+        return html
+    hidden = ('<div style="display:none;max-height:0;overflow:hidden;mso-hide:all">'
+              f"{html_lib.escape(preview)}</div>")
+    return hidden + html
+
+
+async def _eligible(tx: Tx, broadcast: Row, contact: Row) -> bool:
+    if contact["unsubscribed"]:
+        return False
+    topic_id = broadcast["topic_id"]
+    return topic_id is None or await topic_subscription(tx, contact["id"], topic_id) == "opt_in"
+
+
+async def run_send(tx: Tx, job: dict[str, Any]) -> None:
+    broadcast = await find_broadcast(tx, job["payload"]["broadcast_id"])
+    if broadcast is None or broadcast["status"] not in ("queued", "scheduled"):
+        return  # canceled or deleted before it fell due
+    if broadcast["scheduled_at"] and from_db(broadcast["scheduled_at"]) > tx.now:
+        return
+    members = await segment_contacts(tx, broadcast["segment_id"])
+    contacts = [contact for contact in members if await _eligible(tx, broadcast, contact)]
+    listed = await suppressions.lookup(tx, [c["email"] for c in contacts])
+    fallbacks = {key: json.loads(row["fallback_value"]) for key, row in (await definitions(tx)).items()}
+    for contact in contacts:
+        if suppressions.normalize(contact["email"]) in listed:
+            await _record(tx, broadcast, contact, None, "suppressed", None)
+        else:
+            await _send_one(tx, broadcast, contact, fallbacks)
+    await tx.update("broadcasts", broadcast["id"], {"status": "sent", "sent_at": tx.now_db})
+    notify(tx, broadcast["id"])
+
+
+async def _send_one(tx: Tx, broadcast: Row, contact: Row, fallbacks: dict[str, Any]) -> None:
+    token = tx.new_id()
+    url = f"{base_url(tx)}{UNSUBSCRIBE_PATH}{token}"
+    person = Personaliser(contact, fallbacks, url)
+    text = person.fill(broadcast["text"])
+    draft = EmailDraft(
+        from_=broadcast["from_addr"], to=[contact["email"]], subject=person.fill(broadcast["subject"]),
+        reply_to=json.loads(broadcast["reply_to"]) if broadcast["reply_to"] else None,
+        html=_with_preview(person.fill(broadcast["html"], escape=True), broadcast["preview_text"]),
+        # None ⇒ generated from the HTML; "" ⇒ the sender opted out of a text part [docs].
+        text=text, topic_id=broadcast["topic_id"],
+        headers={"List-Unsubscribe": f"<{url}>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"},
+    )
+    email_id = await store(tx, draft, None, None, "broadcast", queued=False, broadcast_id=broadcast["id"])
+    await _record(tx, broadcast, contact, email_id, "sent", token)
+
+
+async def _record(tx: Tx, broadcast: Row, contact: Row, email_id: str | None, status: str,
+                  token: str | None) -> None:
+    await tx.insert("broadcast_recipients", {
+        "account": tx.account, "broadcast_id": broadcast["id"], "contact_id": contact["id"],
+        "email": contact["email"], "email_id": email_id, "status": status, "token": token,
+        "created_at": tx.now_db,
+    })
+
+
+def install(emu: Any) -> None:
+    emu.jobs.tx_handler(SEND_JOB, run_send)

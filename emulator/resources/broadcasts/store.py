@@ -1,0 +1,89 @@
+"""Broadcast tables, lookups and bodies (reference/broadcasts.md §1)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from emulator.core.clock import from_db
+from emulator.core.errors import not_found
+
+if TYPE_CHECKING:
+    from emulator.core.db import Row, Tx
+
+TABLES = [
+    # reply_to: JSON list or NULL. status: draft | scheduled | queued | sent.
+    """CREATE TABLE IF NOT EXISTS broadcasts (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        account TEXT NOT NULL,
+        name TEXT,
+        segment_id TEXT,
+        from_addr TEXT,
+        subject TEXT,
+        reply_to TEXT,
+        preview_text TEXT,
+        html TEXT,
+        text TEXT,
+        topic_id TEXT,
+        status TEXT NOT NULL,
+        scheduled_at TEXT,
+        sent_at TEXT,
+        created_at TEXT NOT NULL
+    )""",
+    # One row per contact a send considered: `email_id` is the email it got, NULL when it was suppressed;
+    # `token` names its unsubscribe link.
+    """CREATE TABLE IF NOT EXISTS broadcast_recipients (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        account TEXT NOT NULL,
+        broadcast_id TEXT NOT NULL,
+        contact_id TEXT,
+        email TEXT NOT NULL,
+        email_id TEXT,
+        status TEXT NOT NULL,
+        unsubscribed INTEGER NOT NULL DEFAULT 0,
+        token TEXT,
+        created_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS broadcast_recipients_by_broadcast"
+    " ON broadcast_recipients (account, broadcast_id)",
+    "CREATE INDEX IF NOT EXISTS broadcast_recipients_by_email ON broadcast_recipients (email_id)",
+    "CREATE INDEX IF NOT EXISTS broadcast_recipients_by_token ON broadcast_recipients (token)",
+]
+
+
+def millis(value: str | None) -> str | None:
+    """`YYYY-MM-DD HH:MM:SS.mmm+00`, the form of every broadcast timestamp [openapi examples]."""
+    if value is None:
+        return None
+    return from_db(value).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "+00"
+
+
+def list_item(row: Row) -> dict[str, Any]:
+    return {"id": row["id"], "name": row["name"], "audience_id": row["segment_id"],
+            "segment_id": row["segment_id"], "status": row["status"], "created_at": millis(row["created_at"]),
+            "scheduled_at": millis(row["scheduled_at"]), "sent_at": millis(row["sent_at"]),
+            "topic_id": row["topic_id"]}
+
+
+def serialize(row: Row) -> dict[str, Any]:
+    """GET /broadcasts/{id}, keys in the order of the reference's example."""
+    return {
+        "object": "broadcast", "id": row["id"], "name": row["name"], "segment_id": row["segment_id"],
+        "audience_id": row["segment_id"], "from": row["from_addr"], "subject": row["subject"],
+        "reply_to": json.loads(row["reply_to"]) if row["reply_to"] else None,
+        "preview_text": row["preview_text"], "status": row["status"], "created_at": millis(row["created_at"]),
+        "scheduled_at": millis(row["scheduled_at"]), "sent_at": millis(row["sent_at"]),
+        "text": row["text"], "html": row["html"], "topic_id": row["topic_id"],
+    }
+
+
+async def find_broadcast(tx: Tx, broadcast_id: str) -> Row | None:
+    return await tx.one("SELECT * FROM broadcasts WHERE account = ? AND id = ?", (tx.account, broadcast_id))
+
+
+async def require_broadcast(tx: Tx, broadcast_id: str) -> Row:
+    row = await find_broadcast(tx, broadcast_id)
+    if row is None:
+        raise not_found("Broadcast")
+    return row

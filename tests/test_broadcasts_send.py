@@ -1,0 +1,173 @@
+"""Sending broadcasts: who gets one, personalisation, unsubscribe headers, scheduling, cancel, recipients and
+clicked links (reference/broadcasts.md §2.5–§3)."""
+
+from __future__ import annotations
+
+import re
+from email import message_from_string
+from email.policy import default
+from typing import Any
+
+from starlette.testclient import TestClient
+
+from emulator.core.events import emit
+from tests.contacts_helpers import advance, contact, created, prop, segment, topic
+from tests.emails_helpers import Recorder
+
+HTML = ("<p>Hi {{{FIRST_NAME|friend}}}, your plan is {{{contact.plan|basic}}}.</p>"
+        '<a href="https://acme.dev/pricing">Pricing</a> <a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a>')
+
+
+def broadcast(client: TestClient, segment_id: str, **fields: Any) -> str:
+    body = {"segment_id": segment_id, "from": "Acme <news@acme.dev>", "subject": "News for {{{FIRST_NAME|you}}}",
+            "html": HTML, "name": "March", **fields}
+    return created(client.post("/broadcasts", json=body))
+
+
+def outbox(client: TestClient) -> list[dict[str, Any]]:
+    return list(client.get("/_emulator/outbox").json()["data"])
+
+
+def flush(client: TestClient) -> None:
+    assert client.post("/_emulator/flush").status_code == 200
+
+
+def five_contacts(client: TestClient) -> tuple[str, str, dict[str, str]]:
+    """A segment of five: Ada (pro), Bob (no plan), Cy unsubscribed, Di out of the topic, Ed suppressed."""
+    prop(client, "plan", fallback_value="free")
+    segment_id, topic_id = segment(client, "Everyone"), topic(client, "Product news")
+    ids = {
+        "ada": contact(client, "ada@example.org", first_name="Ada", properties={"plan": "pro"}),
+        "bob": contact(client, "bob@example.org"),
+        "cy": contact(client, "cy@example.org", first_name="Cy", unsubscribed=True),
+        "di": contact(client, "di@example.org", first_name="Di",
+                      topics=[{"id": topic_id, "subscription": "opt_out"}]),
+        "ed": contact(client, "ed@example.org", first_name="Ed"),
+    }
+    for contact_id in ids.values():
+        assert client.post(f"/contacts/{contact_id}/segments/{segment_id}").status_code == 200
+    assert client.post("/suppressions", json={"email": "ed@example.org"}).status_code == 201
+    return segment_id, topic_id, ids
+
+
+def test_broadcast_to_five_sends_exactly_two_personalised_emails(client: TestClient) -> None:
+    segment_id, topic_id, ids = five_contacts(client)
+    broadcast_id = broadcast(client, segment_id, topic_id=topic_id)
+    assert client.post(f"/broadcasts/{broadcast_id}/send").json() == {"id": broadcast_id}
+    assert client.get(f"/broadcasts/{broadcast_id}").json()["status"] in ("queued", "sent")
+    flush(client)
+    sent = {email["to"][0]: email for email in outbox(client)}
+    assert sorted(sent) == ["ada@example.org", "bob@example.org"]
+    ada = client.get(f"/emails/{sent['ada@example.org']['id']}").json()
+    assert ada["subject"] == "News for Ada"
+    assert ada["html"].startswith("<p>Hi Ada, your plan is pro.</p>")
+    bob = client.get(f"/emails/{sent['bob@example.org']['id']}").json()
+    # No first name: the inline fallback; no plan: the inline fallback wins over the property's own.
+    assert (bob["subject"], bob["html"][:37]) == ("News for you", "<p>Hi friend, your plan is basic.</p>")
+    assert "{{{" not in bob["html"] and "/_emulator/unsubscribe/" in bob["html"]
+    state = client.get(f"/broadcasts/{broadcast_id}").json()
+    assert (state["status"], state["sent_at"]) == ("sent", "2026-05-14 09:00:00.000+00")
+    advance(client, 5)
+    delivered = client.get(f"/broadcasts/{broadcast_id}/recipients?type=delivered").json()
+    assert [(item["email"], item["contact_id"]) for item in delivered["data"]] == [
+        ("ada@example.org", ids["ada"]), ("bob@example.org", ids["bob"])]
+    suppressed = client.get(f"/broadcasts/{broadcast_id}/recipients?type=suppressed").json()["data"]
+    assert suppressed == [{"id": "b2Zmc2V0OjA", "contact_id": ids["ed"], "email": "ed@example.org"}]
+
+
+def test_property_fallback_and_headers(client: TestClient) -> None:
+    prop(client, "plan", fallback_value="free")
+    segment_id = segment(client, "All")
+    contact_id = contact(client, "lin@example.org")
+    client.post(f"/contacts/{contact_id}/segments/{segment_id}")
+    broadcast_id = broadcast(client, segment_id, html="<p>{{{plan}}}</p>", text="Plan: {{{contact.plan}}}",
+                             send=True)
+    flush(client)
+    [email] = outbox(client)
+    body = client.get(f"/emails/{email['id']}").json()
+    assert (body["html"], body["text"]) == ("<p>free</p>", "Plan: free")
+    message = message_from_string(client.get(f"/_emulator/outbox/{email['id']}.eml").text, policy=default)
+    assert message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+    assert re.fullmatch(r"<http://127\.0\.0\.1:2580/_emulator/unsubscribe/[0-9a-f-]{36}>",
+                        str(message["List-Unsubscribe"]).strip())
+    assert client.get(f"/broadcasts/{broadcast_id}").json()["status"] == "sent"
+
+
+def test_webhook_events_carry_the_broadcast_id(client: TestClient) -> None:
+    recorder = Recorder(client)
+    segment_id = segment(client, "All")
+    client.post(f"/contacts/{contact(client, 'lin@example.org')}/segments/{segment_id}")
+    broadcast_id = broadcast(client, segment_id, send=True)
+    flush(client)
+    assert [event["broadcast_id"] for event in recorder.of_type("email.sent")] == [broadcast_id]
+    assert client.get("/emails").json()["data"][0]["id"] == outbox(client)[0]["id"]
+
+
+def test_scheduled_broadcast_waits_for_the_clock(client: TestClient) -> None:
+    segment_id = segment(client, "All")
+    client.post(f"/contacts/{contact(client, 'lin@example.org')}/segments/{segment_id}")
+    broadcast_id = broadcast(client, segment_id)
+    client.post(f"/broadcasts/{broadcast_id}/send", json={"scheduled_at": "in 1 hour"})
+    state = client.get(f"/broadcasts/{broadcast_id}").json()
+    assert (state["status"], state["scheduled_at"]) == ("scheduled", "2026-05-14 10:00:00.000+00")
+    advance(client, 3599)
+    assert outbox(client) == []
+    advance(client, 1)
+    assert len(outbox(client)) == 1
+    assert client.get(f"/broadcasts/{broadcast_id}").json()["status"] == "sent"
+
+
+def test_cancelled_broadcast_never_sends(client: TestClient) -> None:
+    segment_id = segment(client, "All")
+    client.post(f"/contacts/{contact(client, 'lin@example.org')}/segments/{segment_id}")
+    broadcast_id = broadcast(client, segment_id, send=True, scheduled_at="2026-05-14T12:00:00Z")
+    assert client.post(f"/broadcasts/{broadcast_id}/cancel").json() == {"object": "broadcast", "id": broadcast_id}
+    state = client.get(f"/broadcasts/{broadcast_id}").json()
+    assert (state["status"], state["scheduled_at"]) == ("draft", None)
+    advance(client, 86400)
+    assert outbox(client) == []
+
+
+def test_recipients_and_clicked_links_follow_the_events(client: TestClient) -> None:
+    """Clicks arrive as `email.clicked` events (the tracking endpoints emit them; here we emit directly)."""
+    segment_id = segment(client, "All")
+    for name in ("ada", "bob"):
+        client.post(f"/contacts/{contact(client, f'{name}@example.org')}/segments/{segment_id}")
+    broadcast_id = broadcast(client, segment_id, send=True)
+    flush(client)
+    emails = {email["to"][0]: email["id"] for email in outbox(client)}
+    emu = client.app.state.emu  # type: ignore[attr-defined]
+
+    async def click(email_id: str, link: str) -> None:
+        async with emu.transaction("default") as tx:
+            await emit(tx, "email.clicked", {"email_id": email_id, "click": {"link": link}}, subject_id=email_id)
+
+    for email_id, link in [(emails["ada@example.org"], "https://acme.dev/pricing"),
+                           (emails["ada@example.org"], "https://acme.dev/pricing"),
+                           (emails["bob@example.org"], "https://acme.dev/pricing"),
+                           (emails["bob@example.org"], "https://acme.dev/blog")]:
+        client.portal.call(click, email_id, link)  # type: ignore[attr-defined]
+    links = client.get(f"/broadcasts/{broadcast_id}/clicked-links").json()
+    assert links == {"object": "list", "has_more": False, "data": [
+        {"id": "b2Zmc2V0OjA", "url": "https://acme.dev/pricing", "clicks": 3, "unique_clicks": 2},
+        {"id": "b2Zmc2V0OjE", "url": "https://acme.dev/blog", "clicks": 1, "unique_clicks": 1}]}
+    clicked = client.get(f"/broadcasts/{broadcast_id}/recipients?type=clicked&email=ada@example.org").json()
+    assert clicked["data"][0]["count"] == 2
+    assert clicked["data"][0]["clicked_links"] == [{"url": "https://acme.dev/pricing", "clicks": 2}]
+    first = client.get(f"/broadcasts/{broadcast_id}/recipients?type=sent&limit=1").json()
+    assert (first["data"][0]["email"], first["has_more"]) == ("ada@example.org", True)
+    rest = client.get(f"/broadcasts/{broadcast_id}/recipients?type=sent&limit=1&after={first['data'][0]['id']}")
+    assert ([item["email"] for item in rest.json()["data"]], rest.json()["has_more"]) == (["bob@example.org"], False)
+
+
+def test_duplicate_makes_a_new_draft(client: TestClient) -> None:
+    segment_id = segment(client, "All")
+    original = broadcast(client, segment_id, send=True)
+    flush(client)
+    copy = client.post(f"/broadcasts/{original}/duplicate")
+    assert copy.status_code == 201
+    copy_id = copy.json()["id"]
+    body = client.get(f"/broadcasts/{copy_id}").json()
+    assert (body["status"], body["html"], body["sent_at"]) == ("draft", HTML, None)
+    listed = client.get("/broadcasts").json()
+    assert [item["id"] for item in listed["data"]] == [copy_id, original]
