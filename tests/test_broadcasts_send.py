@@ -15,11 +15,13 @@ from tests.contacts_helpers import advance, contact, created, prop, segment, top
 from tests.emails_helpers import Recorder
 
 HTML = ("<p>Hi {{{FIRST_NAME|friend}}}, your plan is {{{contact.plan|basic}}}.</p>"
-        '<a href="https://acme.dev/pricing">Pricing</a> <a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a>')
+        '<a href="https://acme.dev/pricing">Pricing</a>'
+        ' <a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a>')
 
 
 def broadcast(client: TestClient, segment_id: str, **fields: Any) -> str:
-    body = {"segment_id": segment_id, "from": "Acme <news@acme.dev>", "subject": "News for {{{FIRST_NAME|you}}}",
+    body = {"segment_id": segment_id, "from": "Acme <news@acme.dev>",
+            "subject": "News for {{{FIRST_NAME|you}}}",
             "html": HTML, "name": "March", **fields}
     return created(client.post("/broadcasts", json=body))
 
@@ -121,7 +123,8 @@ def test_cancelled_broadcast_never_sends(client: TestClient) -> None:
     segment_id = segment(client, "All")
     client.post(f"/contacts/{contact(client, 'lin@example.org')}/segments/{segment_id}")
     broadcast_id = broadcast(client, segment_id, send=True, scheduled_at="2026-05-14T12:00:00Z")
-    assert client.post(f"/broadcasts/{broadcast_id}/cancel").json() == {"object": "broadcast", "id": broadcast_id}
+    cancelled = client.post(f"/broadcasts/{broadcast_id}/cancel").json()
+    assert cancelled == {"object": "broadcast", "id": broadcast_id}
     state = client.get(f"/broadcasts/{broadcast_id}").json()
     assert (state["status"], state["scheduled_at"]) == ("draft", None)
     advance(client, 86400)
@@ -140,7 +143,8 @@ def test_recipients_and_clicked_links_follow_the_events(client: TestClient) -> N
 
     async def click(email_id: str, link: str) -> None:
         async with emu.transaction("default") as tx:
-            await emit(tx, "email.clicked", {"email_id": email_id, "click": {"link": link}}, subject_id=email_id)
+            data = {"email_id": email_id, "click": {"link": link}}
+            await emit(tx, "email.clicked", data, subject_id=email_id)
 
     for email_id, link in [(emails["ada@example.org"], "https://acme.dev/pricing"),
                            (emails["ada@example.org"], "https://acme.dev/pricing"),
@@ -156,8 +160,9 @@ def test_recipients_and_clicked_links_follow_the_events(client: TestClient) -> N
     assert clicked["data"][0]["clicked_links"] == [{"url": "https://acme.dev/pricing", "clicks": 2}]
     first = client.get(f"/broadcasts/{broadcast_id}/recipients?type=sent&limit=1").json()
     assert (first["data"][0]["email"], first["has_more"]) == ("ada@example.org", True)
-    rest = client.get(f"/broadcasts/{broadcast_id}/recipients?type=sent&limit=1&after={first['data'][0]['id']}")
-    assert ([item["email"] for item in rest.json()["data"]], rest.json()["has_more"]) == (["bob@example.org"], False)
+    after = first["data"][0]["id"]
+    rest = client.get(f"/broadcasts/{broadcast_id}/recipients?type=sent&limit=1&after={after}").json()
+    assert ([item["email"] for item in rest["data"]], rest["has_more"]) == (["bob@example.org"], False)
 
 
 def test_duplicate_makes_a_new_draft(client: TestClient) -> None:
