@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from emulator.web import sse
-from emulator.web.views import ROUTES
+from starlette.routing import BaseRoute
+
+from emulator.web import sse, unsubscribe, views
 
 if TYPE_CHECKING:
     from emulator.core.emulator import Emulator
+
+ROUTES: list[BaseRoute] = [*views.ROUTES, *unsubscribe.ROUTES]
 
 __all__ = ["ROUTES", "install"]
 
