@@ -44,12 +44,13 @@ def _offset(value: str) -> int:
     return int(number)
 
 
-def paginate(items: list[dict[str, Any]], query: Any) -> dict[str, Any]:
+def paginate(items: list[dict[str, Any]], query: Any, optional_limit: bool = False) -> dict[str, Any]:
     """Offset pages over an already ordered list; each item's `id` is its own cursor."""
-    page = parse_page(query, optional_limit=False)
-    assert page.limit is not None
+    page = parse_page(query, optional_limit=optional_limit)
     for index, item in enumerate(items):
         item["id"] = cursor(index)
+    if page.limit is None:
+        return list_body(items, False)
     if page.after is not None:
         start = _offset(page.after) + 1
         chosen = items[start:start + page.limit]
@@ -148,7 +149,8 @@ async def clicked_links(tx: Tx, broadcast_id: str, query: Any) -> dict[str, Any]
         clickers.setdefault(url, set()).add(row["subject_id"])
     items = [{"id": "", "url": url, "clicks": count, "unique_clicks": len(clickers[url])}
              for url, count in clicks.most_common()]
-    return paginate(items, query)
+    # The SDK's docstring: "If not provided, all clicked links will be returned without pagination."
+    return paginate(items, query, optional_limit=True)
 
 
 async def find_recipient(tx: Tx, token: str) -> Row | None:

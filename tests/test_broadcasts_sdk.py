@@ -1,0 +1,88 @@
+"""Every method of the official Python SDK's Broadcasts, sync and async, against a real uvicorn server; each
+answer carries every field the SDK's types declare as required."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import resend
+from resend.broadcasts._broadcast import Broadcast
+from resend.broadcasts._broadcast_recipient import BroadcastRecipient
+from resend.broadcasts._broadcasts import Broadcasts
+from resend.exceptions import ResendError
+
+from emulator.testing import EmulatorServer
+from tests.templates_helpers import plain, sdk_against
+
+
+@pytest.fixture
+def emulator(live_server: EmulatorServer) -> Iterator[EmulatorServer]:
+    live_server.reset()
+    with sdk_against(live_server.url):
+        yield live_server
+
+
+def declared(sdk_type: Any, body: Any) -> Any:
+    missing = set(sdk_type.__required_keys__) - {"http_headers"} - set(body)
+    assert not missing, (sdk_type.__name__, missing)
+    return plain(body)
+
+
+def audience(server: EmulatorServer) -> str:
+    segment_id = resend.Segments.create({"name": "Everyone"})["id"]
+    contact_id = resend.Contacts.create({"email": "lin@example.org", "first_name": "Lin"})["id"]
+    resend.Contacts.Segments.add({"contact_id": contact_id, "segment_id": segment_id})
+    return str(segment_id)
+
+
+def flush(server: EmulatorServer) -> None:
+    assert httpx.post(f"{server.url}/_emulator/flush").status_code == 200
+
+
+def test_broadcasts_methods(emulator: EmulatorServer) -> None:
+    segment_id = audience(emulator)
+    created = declared(Broadcasts.CreateResponse, resend.Broadcasts.create({
+        "segment_id": segment_id, "from": "Acme <news@acme.dev>", "subject": "Hi {{{FIRST_NAME}}}",
+        "html": "<p>Hello {{{FIRST_NAME|there}}}</p>", "name": "Launch"}))
+    broadcast_id = created["id"]
+    declared(Broadcasts.UpdateResponse, resend.Broadcasts.update(
+        {"broadcast_id": broadcast_id, "preview_text": "Big news"}))
+    got = declared(Broadcast, resend.Broadcasts.get(broadcast_id))
+    assert (got["status"], got["preview_text"], got["name"]) == ("draft", "Big news", "Launch")
+    listed = declared(Broadcasts.ListResponse, resend.Broadcasts.list())
+    assert [item["id"] for item in listed["data"]] == [broadcast_id]
+    copy = declared(Broadcasts.DuplicateResponse, resend.Broadcasts.duplicate(broadcast_id))
+    assert declared(Broadcasts.RemoveResponse, resend.Broadcasts.remove(copy["id"]))["deleted"] is True
+    scheduled = declared(Broadcasts.SendResponse, resend.Broadcasts.send(
+        {"broadcast_id": broadcast_id, "scheduled_at": "in 1 min"}))
+    assert scheduled["id"] == broadcast_id
+    declared(Broadcasts.CancelResponse, resend.Broadcasts.cancel(broadcast_id))
+    resend.Broadcasts.send({"broadcast_id": broadcast_id})
+    flush(emulator)
+    assert resend.Broadcasts.get(broadcast_id)["status"] == "sent"
+    recipients = declared(Broadcasts.RecipientsResponse,
+                          resend.Broadcasts.recipients(broadcast_id, {"type": "sent"}))
+    assert [declared(BroadcastRecipient, item)["email"] for item in recipients["data"]] == ["lin@example.org"]
+    links = declared(Broadcasts.ListClickedLinksResponse, resend.Broadcasts.clicked_links(broadcast_id))
+    assert links["data"] == []
+    with pytest.raises(ResendError) as refused:
+        resend.Broadcasts.remove(broadcast_id)
+    assert (refused.value.code, refused.value.error_type) == (422, "validation_error")
+
+
+def test_async_methods(emulator: EmulatorServer) -> None:
+    segment_id = audience(emulator)
+
+    async def scenario() -> None:
+        created = await resend.Broadcasts.create_async({
+            "segment_id": segment_id, "from": "news@acme.dev", "subject": "Hi", "text": "Hello",
+            "send": True})
+        await asyncio.to_thread(flush, emulator)
+        assert (await resend.Broadcasts.get_async(created["id"]))["status"] == "sent"
+        assert len((await resend.Broadcasts.list_async())["data"]) == 1
+
+    asyncio.run(scenario())
