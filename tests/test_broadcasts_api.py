@@ -1,4 +1,4 @@
-"""Broadcast CRUD and every documented refusal (reference/broadcasts.md §2, §3): status, name, state intact."""
+"""Broadcast CRUD and every documented refusal (reference/broadcasts.md §2, §3): status, name, no change."""
 
 from __future__ import annotations
 
