@@ -21,10 +21,10 @@ from emulator.control import base as control
 from emulator.control import (
     domains as control_domains,
 )
+from emulator.control import engagement, files, inbound, outbox, scenarios, snapshots, webhook_faults
 from emulator.control import (
     faults as api_faults,
 )
-from emulator.control import files, inbound, outbox, scenarios, snapshots, webhook_faults
 from emulator.control import smtp as control_smtp
 from emulator.core import errors, events, jobs
 from emulator.core.config import Settings
@@ -39,7 +39,7 @@ KERNEL_MODULES: list[Any] = [events, jobs, idempotency, request_log]
 # Extra parts (webhook delivery, SMTP, web UI, test plugin support) plug in here: each may offer
 # TABLES, OPS, ROUTES, `install(emu)` (at creation) and `async start(emu)` / `async stop(emu)`.
 EXTENSIONS: list[Any] = [control, outbox, control_domains, control_smtp, files, webhook_faults, web, smtp,
-                         inbound, api_faults, snapshots, scenarios]
+                         inbound, api_faults, snapshots, scenarios, engagement]
 
 
 def all_ops() -> list[Op]:

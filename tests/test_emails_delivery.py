@@ -49,7 +49,10 @@ def test_bounce_payload_and_suppression(client: TestClient) -> None:
         "email_id": email_id, "created_at": "2026-05-14T09:00:00.000Z", "from": SENDER,
         "to": ["bounced@resend.dev"], "subject": "Your receipt", "message_id": f"<{email_id}@mail.acme.dev>",
         "bounce": {"diagnosticCode": ["smtp; 550 5.1.1 user unknown"],
-                   "message": "The recipient's mail server permanently rejected the email.",
+                   "message": "The recipient's email provider sent a hard bounce message, but didn't specify"
+                              " the reason for the hard bounce. We recommend removing the recipient's email"
+                              " address from your mailing list. Sending messages to addresses that produce"
+                              " hard bounces can have a negative impact on your reputation as a sender.",
                    "subType": "NoEmail", "type": "Permanent"},
     }
     added = recorder.of_type("suppression.added")

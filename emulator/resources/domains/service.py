@@ -286,13 +286,35 @@ async def set_verify_outcome(tx: Tx, domain_id: str, outcome: str) -> None:
 
 
 CACHE = "receiving_domains"
+TRACKING_CACHE = "tracking_domains"
 
 
 def domains_changed(tx: Tx) -> None:
-    """Call in any transaction that writes the domains table (drops the receiving-route cache)."""
+    """Call in any transaction that writes the domains table (drops the domain caches)."""
     emu = tx.emu
-    emu.invalidate(CACHE)
-    tx.after_commit(lambda: emu.invalidate(CACHE))
+    _drop_caches(emu)
+    tx.after_commit(lambda: _drop_caches(emu))
+
+
+def _drop_caches(emu: Any) -> None:
+    for name in (CACHE, TRACKING_CACHE):
+        emu.invalidate(name)
+
+
+async def tracking_of(tx: Tx, name: str) -> tuple[bool, bool]:
+    """(open_tracking, click_tracking) of the account's domain `name`; (False, False) if none.
+
+    The real service applies tracking once a tracking subdomain is configured and verified; nothing is
+    resolved here, so the flags alone decide. Every send asks, so the answer is cached per domain change.
+    """
+    flags = tx.emu.cache.get(TRACKING_CACHE)
+    if flags is None:
+        rows = await tx.all("SELECT account, name, open_tracking, click_tracking FROM domains"
+                            " WHERE open_tracking = 1 OR click_tracking = 1")
+        flags = tx.emu.cache[TRACKING_CACHE] = {
+            (row["account"], row["name"]): (bool(row["open_tracking"]), bool(row["click_tracking"]))
+            for row in rows}
+    return flags.get((tx.account, name.lower()), (False, False))  # type: ignore[no-any-return]
 
 
 async def receiving_domains(tx: Tx) -> dict[str, str]:

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from emulator.resources.emails import attachments, metrics, outcomes, service
+from emulator.resources.emails import attachments, metrics, outcomes, scripted, service, tracking
 
-TABLES = service.TABLES
+TABLES = [*service.TABLES, *tracking.TABLES, *scripted.TABLES]
 OPS = [*service.OPS, *metrics.OPS, *attachments.OPS]
 
 

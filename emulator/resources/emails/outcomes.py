@@ -28,6 +28,8 @@ from emulator.core.clock import from_db, iso_z
 from emulator.core.events import emit
 from emulator.core.jobs import schedule
 from emulator.resources import suppressions
+from emulator.resources.emails import scripted
+from emulator.resources.emails.bounces import ACCOUNT_SUPPRESSED, bounce
 
 if TYPE_CHECKING:
     from emulator.core.db import Host, Row, Tx
@@ -36,13 +38,8 @@ if TYPE_CHECKING:
 DELIVERY_DELAY = timedelta(seconds=2)
 COMPLAINT_DELAY = timedelta(seconds=3)
 SEND_JOB, OUTCOME_JOB, COMPLAINT_JOB = "email.send", "email.outcome", "email.complaint"
+DELAYED_JOB = "email.delayed_delivery"
 TEST_DOMAIN = "resend.dev"
-BOUNCE = {
-    "diagnosticCode": ["smtp; 550 5.1.1 user unknown"],
-    "message": "The recipient's mail server permanently rejected the email.",
-    "subType": "NoEmail",
-    "type": "Permanent",
-}
 
 
 def event_data(row: Row, to: list[str] | None = None, created: datetime | None = None,
@@ -168,9 +165,12 @@ async def _classify(tx: Tx, addresses: list[str]) -> Groups:
 async def run_outcome(tx: Tx, job: dict[str, Any]) -> None:
     payload = job["payload"]
     email_id, data = payload["email_id"], payload["data"]
-    groups = await _classify(tx, payload["rcpt"])
+    scripts = await scripted.take_scripts(tx, email_id, payload["rcpt"])
+    groups = await _classify(tx, [a for a in payload["rcpt"] if a not in scripts])
+    for address, script in scripts.items():
+        groups.setdefault(script["outcome"], []).append((address, script))
+    last = await _delay(tx, job, groups) or "sent"
     delivered = [a for key in ("delivered", "complained") for a, _ in groups.get(key, [])]
-    last = "sent"
     if delivered:
         await emit(tx, "email.delivered", {**data, "to": delivered}, subject_id=email_id)
         last = "delivered"
@@ -178,15 +178,61 @@ async def run_outcome(tx: Tx, job: dict[str, Any]) -> None:
         await _suppressed(tx, email_id, data, groups)
         last = "suppressed"
     if "bounced" in groups:
-        bounced = [a for a, _ in groups["bounced"]]
-        await emit(tx, "email.bounced", {**data, "to": bounced, "bounce": BOUNCE}, subject_id=email_id)
-        for address in bounced:
-            await suppressions.add(tx, address, "bounce", email_id)
+        await _bounced(tx, email_id, data, groups["bounced"])
         last = "bounced"
+    if "failed" in groups:
+        reason = next(entry["reason"] for _, entry in groups["failed"] if entry is not None)
+        failed = {**data, "to": [a for a, _ in groups["failed"]], "failed": {"reason": reason}}
+        await emit(tx, "email.failed", failed, subject_id=email_id)
+        last = "failed"
     await tx.update("emails", email_id, {"last_event": last})
     if "complained" in groups:
         await schedule(tx, COMPLAINT_JOB, _due(job) + COMPLAINT_DELAY,
                        {"email_id": email_id, "data": data, "to": [a for a, _ in groups["complained"]]})
+
+
+async def _delay(tx: Tx, job: dict[str, Any], groups: Groups) -> str | None:
+    """Scripted `delivery_delayed`: the event now, `email.delivered` once the script's minutes pass."""
+    entries = groups.get("delivery_delayed", [])
+    if not entries:
+        return None
+    payload = job["payload"]
+    await emit(tx, "email.delivery_delayed", {**payload["data"], "to": [a for a, _ in entries]},
+               subject_id=payload["email_id"])
+    for address, script in entries:
+        assert script is not None
+        await schedule(tx, DELAYED_JOB, _due(job) + timedelta(minutes=script["minutes"] or 0),
+                       {"email_id": payload["email_id"], "data": payload["data"], "to": [address]})
+    return "delivery_delayed"
+
+
+def _bounce_kind(entry: Row | None) -> tuple[str, str | None]:
+    """(type, subType): a script's choice, else the hard bounce of `bounced@resend.dev`."""
+    if entry is not None and "outcome" in entry:
+        return str(entry["bounce_type"]), entry["bounce_subtype"]
+    return "Permanent", None
+
+
+async def _bounced(tx: Tx, email_id: str, data: dict[str, Any],
+                   entries: list[tuple[str, Row | None]]) -> None:
+    """One `email.bounced` per kind of bounce; hard (permanent) bounces join the suppression list."""
+    kinds: dict[tuple[str, str | None], list[str]] = {}
+    for address, entry in entries:
+        kinds.setdefault(_bounce_kind(entry), []).append(address)
+    for (kind, subtype), addresses in kinds.items():
+        details = bounce(kind, subtype, len(addresses))
+        await emit(tx, "email.bounced", {**data, "to": addresses, "bounce": details}, subject_id=email_id)
+        if kind == "Permanent":
+            for address in addresses:
+                await suppressions.add(tx, address, "bounce", email_id)
+
+
+async def run_delayed(tx: Tx, job: dict[str, Any]) -> None:
+    """The delivery that follows a scripted delay."""
+    payload = job["payload"]
+    await tx.update("emails", payload["email_id"], {"last_event": "delivered"})
+    delivered = {**payload["data"], "to": payload["to"]}
+    await emit(tx, "email.delivered", delivered, subject_id=payload["email_id"])
 
 
 async def _suppressed(tx: Tx, email_id: str, data: dict[str, Any], groups: Groups) -> None:
@@ -207,7 +253,7 @@ async def _suppressed(tx: Tx, email_id: str, data: dict[str, Any], groups: Group
         await emit(tx, "email.suppressed", {
             **data, "to": [a for a, _ in entries],
             "suppressed": {"diagnosticCode": ["smtp; 550 5.1.1 recipient is on the account suppression list"],
-                           "message": "The recipient is on your account's suppression list.",
+                           "message": ACCOUNT_SUPPRESSED,
                            "reason": reason, "type": "OnAccountSuppressionList"},
         }, subject_id=email_id)
 
@@ -226,3 +272,4 @@ def install(emu: Emulator) -> None:
     emu.jobs.tx_handler(SEND_JOB, run_send)
     emu.jobs.tx_handler(OUTCOME_JOB, run_outcome)
     emu.jobs.tx_handler(COMPLAINT_JOB, run_complaint)
+    emu.jobs.tx_handler(DELAYED_JOB, run_delayed)

@@ -22,7 +22,7 @@ from emulator.core.jsontext import compact
 from emulator.core.pages import UUID, fetch_page, list_body, parse_page
 from emulator.mime.message import MimeAttachment, OutgoingMessage, html_to_text, render_message
 from emulator.resources.domains.service import verified_domain
-from emulator.resources.emails import fields, outcomes
+from emulator.resources.emails import fields, outcomes, tracking
 from emulator.resources.emails.fields import EmailDraft
 from emulator.resources.emails.schedule import parse_scheduled_at
 from emulator.resources.templates.service import resolve_template
@@ -233,11 +233,12 @@ async def store(tx: Tx, draft: EmailDraft, template_id: str | None, credential: 
     assert draft.from_ is not None and draft.subject is not None
     email_id, now_db = tx.new_id(), tx.now_db
     scheduled = draft.scheduled_at is not None and draft.scheduled_at > tx.now
+    html = await tracking.tracked_html(tx, email_id, draft.from_, draft.html)
     row: Row = {
         "id": email_id, "account": tx.account, "key_id": credential.key_id if credential else None,
         "source": source, "from_addr": draft.from_, "to_addrs": _dumps(draft.to),
         "cc": _dumps(draft.cc), "bcc": _dumps(draft.bcc), "reply_to": _dumps(draft.reply_to),
-        "subject": draft.subject, "html": draft.html, "text": draft.text or None,
+        "subject": draft.subject, "html": html, "text": draft.text or None,
         "text_auto": int(draft.text is None and draft.html is not None),
         "headers": _dumps(draft.headers), "tags": _dumps(draft.tags),
         "scheduled_at": to_db(draft.scheduled_at) if draft.scheduled_at else None,
