@@ -53,6 +53,7 @@ async def run_op(emu: Emulator, op: Op, request: Request) -> tuple[int, Any, Cre
     credential = None
     if op.access != "public":
         credential = await authenticate(emu, request, op.access)
+        request.state.credential = credential  # the request log needs it even when the op fails
     for hook in emu.state.get("before_op", []):
         await hook(emu, op, request, credential)
     body = await read_json(request, emu.settings.max_body_bytes, op.form)
@@ -81,6 +82,7 @@ def endpoint_for(ops: dict[str, Op]) -> Callable[[Request], Awaitable[Response]]
         except ApiError as error:
             status, body = error.status, error.body()
             response = json_response(body, status, {**headers, **error.headers})
+            credential = getattr(request.state, "credential", None)
         request_log.record(emu, request, credential, status, bytes(response.body))
         # Headers a `before_op` hook asked for on a request it let through (control/faults.py: delays).
         response.headers.update(getattr(request.state, "response_headers", {}))

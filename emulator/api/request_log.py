@@ -5,10 +5,12 @@ Rows are written lazily (with the next transaction), so logging never adds a com
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import json
+from typing import TYPE_CHECKING, Any
 
 from emulator.core.clock import to_db
 from emulator.core.ids import IdFactory
+from emulator.core.jsontext import compact
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -43,12 +45,39 @@ def log_ids(emu: Emulator) -> IdFactory:
     return ids  # type: ignore[no-any-return]
 
 
+# Keys whose values are credentials: never stored in a log body (API key tokens, webhook and OAuth secrets).
+SECRET_KEYS = frozenset({"token", "signing_secret", "client_secret", "refresh_token", "access_token",
+                         "code_verifier", "password", "api_key"})
+_MARKERS = tuple(f'"{key}"' for key in SECRET_KEYS)
+REDACTED = "[redacted]"
+
+
+def _scrub(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: REDACTED if key in SECRET_KEYS and value[key] is not None else _scrub(item)
+                for key, item in value.items()}
+    if isinstance(value, list):
+        return [_scrub(item) for item in value]
+    return value
+
+
+def redact(raw: bytes) -> str | None:
+    """The body as text with every credential replaced; None when too large to keep."""
+    if len(raw) > MAX_LOGGED_BODY:
+        return None
+    text = raw.decode("utf-8", "replace")
+    if not any(marker in text for marker in _MARKERS):
+        return text  # the common case costs a few substring checks, no parse
+    try:
+        return compact(_scrub(json.loads(text)))
+    except ValueError:
+        return None
+
+
 def _request_body(request: Request) -> str | None:
     """The JSON body as sent (only bodies that parsed are kept: see http.read_json)."""
     raw: bytes | None = getattr(request.state, "json_body", None)
-    if not raw or len(raw) > MAX_LOGGED_BODY:
-        return None
-    return raw.decode()
+    return redact(raw) if raw else None
 
 
 def record(emu: Emulator, request: Request, credential: Credential | None, status: int,
@@ -59,7 +88,7 @@ def record(emu: Emulator, request: Request, credential: Credential | None, statu
     emu.db.defer(INSERT, (
         log_ids(emu).uuid(), credential.account, to_db(emu.clock.now()), request.scope["path"],
         request.method, status, request.headers.get("user-agent"), _request_body(request),
-        response_body.decode() if len(response_body) <= MAX_LOGGED_BODY else None,
+        redact(response_body),
     ))
 
 

@@ -216,6 +216,11 @@ class Tx:
         """A write whose result is not needed: it travels with the next read or the commit."""
         self._state.pending.append((sql, params, False))
 
+    def include_deferred(self) -> None:
+        """Bring the writes deferred to the next commit (request logs) into this transaction now, so
+        its reads see them."""
+        self._state.pending.extend(self.db.take_deferred())
+
     def mark(self) -> tuple[int, int]:
         """A point to undo queued writes back to (see `unqueue`), valid while nothing is sent."""
         return len(self._state.pending), self._state.trips
