@@ -24,7 +24,8 @@ def test_requests_are_listed_newest_first_and_read_back_whole(client: TestClient
 
 def test_no_secret_reaches_a_stored_body(client: TestClient) -> None:
     created = client.post("/api-keys", json={"name": "ci"}).json()
-    hook = client.post("/webhooks", json={"endpoint": "http://127.0.0.1:9/h", "events": ["email.sent"]}).json()
+    hook = client.post("/webhooks", json={"endpoint": "http://127.0.0.1:9/h",
+                                          "events": ["email.sent"]}).json()
     client.get(f"/webhooks/{hook['id']}")
     logs = [client.get(f"/logs/{item['id']}").json() for item in client.get("/logs").json()["data"]]
     stored = repr(logs)
