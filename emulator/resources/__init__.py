@@ -10,6 +10,7 @@ from types import ModuleType
 
 from emulator.resources import (
     api_keys,
+    automations,
     broadcasts,
     contacts,
     domains,
@@ -23,6 +24,7 @@ from emulator.resources import (
 
 MODULES: list[ModuleType] = [
     api_keys,
+    automations,
     broadcasts,
     contacts,
     domains,
