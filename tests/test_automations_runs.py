@@ -11,16 +11,29 @@ from tests.contacts_helpers import advance, contact, created, prop, segment
 
 
 def template(client: TestClient, name: str, html: str) -> str:
-    template_id = created(client.post("/templates", json={
-        "name": name, "from": "Acme <hi@acme.dev>", "subject": name, "html": html,
-        "variables": [{"key": "NAME", "type": "string", "fallback_value": "there"}]}))
+    template_id = created(
+        client.post(
+            "/templates",
+            json={
+                "name": name,
+                "from": "Acme <hi@acme.dev>",
+                "subject": name,
+                "html": html,
+                "variables": [{"key": "NAME", "type": "string", "fallback_value": "there"}],
+            },
+        )
+    )
     assert client.post(f"/templates/{template_id}/publish").status_code == 200
     return template_id
 
 
 def automation(client: TestClient, steps: list[dict[str, Any]], connections: list[dict[str, Any]]) -> str:
-    return created(client.post("/automations", json={
-        "name": "Welcome flow", "status": "enabled", "steps": steps, "connections": connections}))
+    return created(
+        client.post(
+            "/automations",
+            json={"name": "Welcome flow", "status": "enabled", "steps": steps, "connections": connections},
+        )
+    )
 
 
 def send_event(client: TestClient, **body: Any) -> None:
@@ -42,19 +55,30 @@ def test_delay_then_condition_sends_the_right_template(client: TestClient) -> No
     prop(client, "plan")
     pro = template(client, "Pro welcome", "<p>Welcome to Pro, {{{NAME}}}</p>")
     free = template(client, "Free welcome", "<p>Welcome, {{{NAME}}}</p>")
-    automation_id = automation(client, steps=[
-        {"key": "start", "type": "trigger", "config": {"event_name": "user.created"}},
-        {"key": "wait", "type": "delay", "config": {"duration": "1 hour"}},
-        {"key": "is_pro", "type": "condition",
-         "config": {"type": "rule", "field": "contact.plan", "operator": "eq", "value": "pro"}},
-        {"key": "send_pro", "type": "send_email",
-         "config": {"template": {"id": pro, "variables": {"NAME": {"var": "event.name"}}}}},
-        {"key": "send_free", "type": "send_email", "config": {"template": {"id": free}}},
-    ], connections=[
-        {"from": "start", "to": "wait"}, {"from": "wait", "to": "is_pro"},
-        {"from": "is_pro", "to": "send_pro", "type": "condition_met"},
-        {"from": "is_pro", "to": "send_free", "type": "condition_not_met"},
-    ])
+    automation_id = automation(
+        client,
+        steps=[
+            {"key": "start", "type": "trigger", "config": {"event_name": "user.created"}},
+            {"key": "wait", "type": "delay", "config": {"duration": "1 hour"}},
+            {
+                "key": "is_pro",
+                "type": "condition",
+                "config": {"type": "rule", "field": "contact.plan", "operator": "eq", "value": "pro"},
+            },
+            {
+                "key": "send_pro",
+                "type": "send_email",
+                "config": {"template": {"id": pro, "variables": {"NAME": {"var": "event.name"}}}},
+            },
+            {"key": "send_free", "type": "send_email", "config": {"template": {"id": free}}},
+        ],
+        connections=[
+            {"from": "start", "to": "wait"},
+            {"from": "wait", "to": "is_pro"},
+            {"from": "is_pro", "to": "send_pro", "type": "condition_met"},
+            {"from": "is_pro", "to": "send_free", "type": "condition_not_met"},
+        ],
+    )
     contact(client, "ada@example.org", properties={"plan": "pro"})
     send_event(client, event="user.created", email="ada@example.org", payload={"name": "Ada"})
     assert outbox(client) == []
@@ -66,29 +90,46 @@ def test_delay_then_condition_sends_the_right_template(client: TestClient) -> No
     assert client.get(f"/emails/{email['id']}").json()["html"] == "<p>Welcome to Pro, Ada</p>"
     [run] = runs(client, automation_id)
     assert (run["status"], run["started_at"], run["completed_at"]) == (
-        "completed", "2026-05-14 09:00:00.000+00", "2026-05-14 10:00:00.000+00")
+        "completed",
+        "2026-05-14 09:00:00.000+00",
+        "2026-05-14 10:00:00.000+00",
+    )
     assert [(step["key"], step["status"], step["completed_at"]) for step in run["steps"]] == [
         ("start", "completed", "2026-05-14 09:00:00.000+00"),
         ("wait", "completed", "2026-05-14 10:00:00.000+00"),
         ("is_pro", "completed", "2026-05-14 10:00:00.000+00"),
-        ("send_pro", "completed", "2026-05-14 10:00:00.000+00")]
+        ("send_pro", "completed", "2026-05-14 10:00:00.000+00"),
+    ]
     assert run["steps"][3]["output"] == {"email_id": email["id"]}
 
 
 def test_free_plan_takes_the_other_branch(client: TestClient) -> None:
     prop(client, "plan")
     pro, free = template(client, "Pro", "<p>Pro</p>"), template(client, "Free", "<p>Free {{{NAME}}}</p>")
-    automation(client, steps=[
-        {"key": "start", "type": "trigger", "config": {"event_name": "user.created"}},
-        {"key": "is_pro", "type": "condition",
-         "config": {"type": "and", "rules": [
-             {"type": "rule", "field": "contact.plan", "operator": "eq", "value": "pro"},
-             {"type": "rule", "field": "event.seats", "operator": "gte", "value": 1}]}},
-        {"key": "pro", "type": "send_email", "config": {"template": {"id": pro}}},
-        {"key": "free", "type": "send_email", "config": {"template": {"id": free}}},
-    ], connections=[{"from": "start", "to": "is_pro"},
-                    {"from": "is_pro", "to": "pro", "type": "condition_met"},
-                    {"from": "is_pro", "to": "free", "type": "condition_not_met"}])
+    automation(
+        client,
+        steps=[
+            {"key": "start", "type": "trigger", "config": {"event_name": "user.created"}},
+            {
+                "key": "is_pro",
+                "type": "condition",
+                "config": {
+                    "type": "and",
+                    "rules": [
+                        {"type": "rule", "field": "contact.plan", "operator": "eq", "value": "pro"},
+                        {"type": "rule", "field": "event.seats", "operator": "gte", "value": 1},
+                    ],
+                },
+            },
+            {"key": "pro", "type": "send_email", "config": {"template": {"id": pro}}},
+            {"key": "free", "type": "send_email", "config": {"template": {"id": free}}},
+        ],
+        connections=[
+            {"from": "start", "to": "is_pro"},
+            {"from": "is_pro", "to": "pro", "type": "condition_met"},
+            {"from": "is_pro", "to": "free", "type": "condition_not_met"},
+        ],
+    )
     contact_id = contact(client, "bob@example.org", properties={"plan": "free"})
     send_event(client, event="user.created", contact_id=contact_id, payload={"seats": 3})
     assert [email["subject"] for email in outbox(client)] == ["Free"]
@@ -96,14 +137,24 @@ def test_free_plan_takes_the_other_branch(client: TestClient) -> None:
 
 def wait_flow(client: TestClient) -> str:
     thanks, nudge = template(client, "Thanks", "<p>Thanks</p>"), template(client, "Nudge", "<p>Nudge</p>")
-    return automation(client, steps=[
-        {"key": "start", "type": "trigger", "config": {"event_name": "cart.created"}},
-        {"key": "wait", "type": "wait_for_event", "config": {"event_name": "order.paid", "timeout": "1 day"}},
-        {"key": "thanks", "type": "send_email", "config": {"template": {"id": thanks}}},
-        {"key": "nudge", "type": "send_email", "config": {"template": {"id": nudge}}},
-    ], connections=[{"from": "start", "to": "wait"},
-                    {"from": "wait", "to": "thanks", "type": "event_received"},
-                    {"from": "wait", "to": "nudge", "type": "timeout"}])
+    return automation(
+        client,
+        steps=[
+            {"key": "start", "type": "trigger", "config": {"event_name": "cart.created"}},
+            {
+                "key": "wait",
+                "type": "wait_for_event",
+                "config": {"event_name": "order.paid", "timeout": "1 day"},
+            },
+            {"key": "thanks", "type": "send_email", "config": {"template": {"id": thanks}}},
+            {"key": "nudge", "type": "send_email", "config": {"template": {"id": nudge}}},
+        ],
+        connections=[
+            {"from": "start", "to": "wait"},
+            {"from": "wait", "to": "thanks", "type": "event_received"},
+            {"from": "wait", "to": "nudge", "type": "timeout"},
+        ],
+    )
 
 
 def test_wait_for_event_follows_timeout_when_the_clock_passes_it(client: TestClient) -> None:
@@ -135,12 +186,19 @@ def test_wait_for_event_follows_event_received_when_it_comes_first(client: TestC
 
 def test_contact_steps(client: TestClient) -> None:
     segment_id = segment(client, "Customers")
-    automation(client, steps=[
-        {"key": "start", "type": "trigger", "config": {"event_name": "order.paid"}},
-        {"key": "name", "type": "contact_update",
-         "config": {"first_name": {"var": "event.first_name"}, "unsubscribed": False}},
-        {"key": "join", "type": "add_to_segment", "config": {"segment_id": segment_id}},
-    ], connections=[{"from": "start", "to": "name"}, {"from": "name", "to": "join"}])
+    automation(
+        client,
+        steps=[
+            {"key": "start", "type": "trigger", "config": {"event_name": "order.paid"}},
+            {
+                "key": "name",
+                "type": "contact_update",
+                "config": {"first_name": {"var": "event.first_name"}, "unsubscribed": False},
+            },
+            {"key": "join", "type": "add_to_segment", "config": {"segment_id": segment_id}},
+        ],
+        connections=[{"from": "start", "to": "name"}, {"from": "name", "to": "join"}],
+    )
     send_event(client, event="order.paid", email="new@example.org", payload={"first_name": "Nia"})
     assert client.post("/_emulator/flush").status_code == 200
     body = client.get("/contacts/new%40example.org").json()  # created for the run [docs]
@@ -150,10 +208,14 @@ def test_contact_steps(client: TestClient) -> None:
 
 
 def test_a_failing_step_fails_the_run_with_its_error(client: TestClient) -> None:
-    automation_id = automation(client, steps=[
-        {"key": "start", "type": "trigger", "config": {"event_name": "go"}},
-        {"key": "send", "type": "send_email", "config": {"template": {"id": "no-such-template"}}},
-    ], connections=[{"from": "start", "to": "send"}])
+    automation_id = automation(
+        client,
+        steps=[
+            {"key": "start", "type": "trigger", "config": {"event_name": "go"}},
+            {"key": "send", "type": "send_email", "config": {"template": {"id": "no-such-template"}}},
+        ],
+        connections=[{"from": "start", "to": "send"}],
+    )
     contact(client, "lin@example.org")
     send_event(client, event="go", email="lin@example.org")
     assert client.post("/_emulator/flush").status_code == 200
@@ -175,13 +237,16 @@ def test_stop_cancels_running_runs_and_disabled_automations_do_not_start(client:
     assert outbox(client) == [] and len(runs(client, automation_id)) == 1
 
 
-@pytest.mark.parametrize(("body", "expected"), [
-    ({"event": "x"}, (422, "validation_error")),
-    ({"event": "x", "email": "a@b.org", "contact_id": "c"}, (422, "validation_error")),
-    ({"email": "a@b.org"}, (422, "missing_required_field")),
-    ({"event": "x", "contact_id": "3f1c2b8e-0000-4000-8000-000000000000"}, (404, "not_found")),
-    ({"event": "x", "email": "a@b.org", "payload": [1]}, (422, "validation_error")),
-])
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ({"event": "x"}, (422, "validation_error")),
+        ({"event": "x", "email": "a@b.org", "contact_id": "c"}, (422, "validation_error")),
+        ({"email": "a@b.org"}, (422, "missing_required_field")),
+        ({"event": "x", "contact_id": "3f1c2b8e-0000-4000-8000-000000000000"}, (404, "not_found")),
+        ({"event": "x", "email": "a@b.org", "payload": [1]}, (422, "validation_error")),
+    ],
+)
 def test_send_event_refusals(client: TestClient, body: dict[str, Any], expected: tuple[int, str]) -> None:
     response = client.post("/events/send", json=body)
     assert (response.status_code, response.json()["name"]) == expected

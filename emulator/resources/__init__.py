@@ -19,6 +19,7 @@ from emulator.resources import (
     receiving,
     suppressions,
     templates,
+    usage,
     webhooks,
 )
 
@@ -33,5 +34,6 @@ MODULES: list[ModuleType] = [
     receiving,
     suppressions,
     templates,
+    usage,
     webhooks,
 ]

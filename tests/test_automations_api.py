@@ -1,0 +1,197 @@
+"""Automation and event definitions over HTTP: whole bodies, graph validation, every documented refusal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from tests.contacts_helpers import created
+
+T0 = "2026-05-14 09:00:00.000+00"
+STEPS = [
+    {"key": "start", "type": "trigger", "config": {"event_name": "user.created"}},
+    {"key": "wait", "type": "delay", "config": {"duration": "30 minutes"}},
+]
+CONNECTIONS = [{"from": "start", "to": "wait", "type": "default"}]
+UNKNOWN = "3f1c2b8e-0000-4000-8000-000000000000"
+
+
+def create(client: TestClient, **fields: Any) -> Any:
+    return client.post(
+        "/automations", json={"name": "Welcome", "steps": STEPS, "connections": CONNECTIONS, **fields}
+    )
+
+
+def test_automation_lifecycle(client: TestClient) -> None:
+    response = create(client)
+    automation_id = created(response)
+    assert response.json() == {"object": "automation", "id": automation_id}
+    assert client.get(f"/automations/{automation_id}").json() == {
+        "object": "automation",
+        "id": automation_id,
+        "name": "Welcome",
+        "status": "disabled",
+        "created_at": T0,
+        "updated_at": T0,
+        "steps": STEPS,
+        "connections": CONNECTIONS,
+    }
+    assert client.patch(f"/automations/{automation_id}", json={"status": "enabled"}).json() == {
+        "object": "automation",
+        "id": automation_id,
+    }
+    listed = client.get("/automations?status=enabled").json()
+    assert listed == {
+        "object": "list",
+        "has_more": False,
+        "data": [
+            {"id": automation_id, "name": "Welcome", "status": "enabled", "created_at": T0, "updated_at": T0}
+        ],
+    }
+    copy = client.post(f"/automations/{automation_id}/duplicate")
+    assert copy.status_code == 201
+    assert client.get(f"/automations/{copy.json()['id']}").json()["status"] == "disabled"
+    assert client.delete(f"/automations/{automation_id}").json() == {
+        "object": "automation",
+        "id": automation_id,
+        "deleted": True,
+    }
+    assert client.get(f"/automations/{automation_id}").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("steps", "connections", "names"),
+    [
+        ([{"key": "a", "type": "delay", "config": {"duration": "1 hour"}}], [], "trigger"),
+        (STEPS, [{"from": "start", "to": "nowhere"}], "nowhere"),
+        (
+            [*STEPS, {"key": "wait", "type": "delay", "config": {"duration": "1 hour"}}],
+            CONNECTIONS,
+            "Duplicate",
+        ),
+        (
+            [*STEPS, {"key": "t2", "type": "trigger", "config": {"event_name": "x"}}],
+            CONNECTIONS,
+            "exactly one",
+        ),
+        (STEPS, [{"from": "start", "to": "wait", "type": "condition_met"}], "condition_met"),
+        (
+            [STEPS[0], {"key": "wait", "type": "delay", "config": {"duration": "soon"}}],
+            CONNECTIONS,
+            "duration",
+        ),
+        ([STEPS[0], {"key": "x", "type": "teleport", "config": {}}], [], "type"),
+        ([], [], "between 1 and 150"),
+        (
+            [STEPS[0]] + [{"key": f"s{n}", "type": "contact_delete", "config": {}} for n in range(150)],
+            [],
+            "150",
+        ),
+        (STEPS, [{"from": "wait", "to": "start"}], "trigger"),
+    ],
+)
+def test_invalid_graphs_are_422_naming_the_problem(
+    client: TestClient, steps: list[Any], connections: list[Any], names: str
+) -> None:
+    response = client.post("/automations", json={"name": "x", "steps": steps, "connections": connections})
+    assert (response.status_code, response.json()["name"]) == (422, "validation_error")
+    assert names in response.json()["message"]
+    assert client.get("/automations").json()["data"] == []
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ({"steps": STEPS, "connections": CONNECTIONS}, (422, "missing_required_field")),
+        ({"name": "", "steps": STEPS, "connections": CONNECTIONS}, (422, "validation_error")),
+        ({"name": "x", "connections": CONNECTIONS}, (422, "missing_required_field")),
+        ({"name": "x", "steps": STEPS}, (422, "missing_required_field")),
+        (
+            {"name": "x", "status": "paused", "steps": STEPS, "connections": CONNECTIONS},
+            (422, "validation_error"),
+        ),
+    ],
+)
+def test_create_refusals(client: TestClient, body: dict[str, Any], expected: tuple[int, str]) -> None:
+    response = client.post("/automations", json=body)
+    assert (response.status_code, response.json()["name"]) == expected
+
+
+def test_update_rules(client: TestClient) -> None:
+    automation_id = created(create(client))
+    assert client.patch(f"/automations/{automation_id}", json={"steps": STEPS}).status_code == 422
+    assert client.patch(f"/automations/{automation_id}", json={}).status_code == 422
+    assert client.patch(f"/automations/{UNKNOWN}", json={"name": "x"}).status_code == 404
+    renamed = client.patch(
+        f"/automations/{automation_id}", json={"name": "New", "steps": STEPS[:1], "connections": []}
+    )
+    assert renamed.status_code == 200
+    assert client.get(f"/automations/{automation_id}").json()["steps"] == STEPS[:1]
+
+
+def test_runs_queries(client: TestClient) -> None:
+    automation_id = created(create(client))
+    assert client.get(f"/automations/{automation_id}/runs?status=running,completed").json()["data"] == []
+    assert client.get(f"/automations/{automation_id}/runs?status=paused").status_code == 422
+    assert client.get(f"/automations/{automation_id}/runs/{UNKNOWN}").status_code == 404
+
+
+def test_event_definitions(client: TestClient) -> None:
+    response = client.post(
+        "/events", json={"name": "user.created", "schema": {"plan": "string", "seats": "number"}}
+    )
+    event_id = created(response)
+    whole = {
+        "object": "event",
+        "id": event_id,
+        "name": "user.created",
+        "schema": {"plan": "string", "seats": "number"},
+        "created_at": T0,
+        "updated_at": None,
+    }
+    assert client.get(f"/events/{event_id}").json() == whole
+    assert client.get("/events/user.created").json() == whole
+    assert client.patch("/events/user.created", json={"schema": None}).json() == {
+        "object": "event",
+        "id": event_id,
+    }
+    assert client.get("/events").json()["data"] == [
+        {**{k: v for k, v in whole.items() if k != "object"}, "schema": None, "updated_at": T0}
+    ]
+    assert client.delete(f"/events/{event_id}").json() == {"object": "event", "id": event_id, "deleted": True}
+    assert client.get(f"/events/{event_id}").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "expected"),
+    [
+        ("POST", "/events", {"name": "resend:internal"}, (422, "validation_error")),
+        ("POST", "/events", {}, (422, "missing_required_field")),
+        ("POST", "/events", {"name": "x", "schema": {"a": "uuid"}}, (422, "validation_error")),
+        ("PATCH", "/events/known", {}, (422, "missing_required_field")),
+        ("GET", "/events/unknown", None, (404, "not_found")),
+    ],
+)
+def test_event_refusals(
+    client: TestClient, method: str, path: str, body: Any, expected: tuple[int, str]
+) -> None:
+    client.post("/events", json={"name": "known"})
+    response = client.request(method, path, json=body)
+    assert (response.status_code, response.json()["name"]) == expected
+
+
+def test_send_event_coerces_the_payload_to_the_schema(client: TestClient) -> None:
+    client.post("/events", json={"name": "paid", "schema": {"seats": "number", "pro": "boolean"}})
+    assert (
+        client.post(
+            "/events/send",
+            json={"event": "paid", "email": "a@b.org", "payload": {"seats": "3", "pro": "true"}},
+        ).status_code
+        == 202
+    )
+    refused = client.post(
+        "/events/send", json={"event": "paid", "email": "a@b.org", "payload": {"seats": "many"}}
+    )
+    assert (refused.status_code, refused.json()["name"]) == (422, "validation_error")
