@@ -93,7 +93,7 @@ def _status_class(status: str | None) -> str:
         "delivered": "ok", "sent": "ok", "opened": "ok", "clicked": "ok",
         "queued": "wait", "scheduled": "wait", "delivery_delayed": "warn",
         "bounced": "bad", "failed": "bad", "complained": "bad", "suppressed": "bad",
-        "canceled": "muted",
+        "canceled": "muted", "completed": "ok", "running": "wait", "waiting": "wait", "cancelled": "muted",
     }
     return groups.get(status or "", "muted")
 
