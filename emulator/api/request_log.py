@@ -32,6 +32,8 @@ TABLES = [
         response_body TEXT
     )""",
 ]
+COUNTER_KEY = "log_counter"
+COUNTER_UPSERT = f"INSERT OR REPLACE INTO meta (key, value) VALUES ('{COUNTER_KEY}', ?)"
 # Larger request bodies (attachments) are not copied into the log.
 MAX_LOGGED_BODY = 64 * 1024
 INSERT = ("INSERT INTO request_logs (id, account, created_at, endpoint, method, response_status,"
@@ -85,15 +87,23 @@ def record(emu: Emulator, request: Request, credential: Credential | None, statu
     """Queue the log row; `response_body` is the JSON exactly as answered."""
     if credential is None:
         return
+    ids = log_ids(emu)
+    log_id = ids.uuid()
+    # The counter travels with the rows (one write per commit however many requests): a snapshot, a
+    # restore or a restart continues after every id ever handed out, never before one.
+    emu.db.defer(COUNTER_UPSERT, (str(ids.counter),), latest=COUNTER_KEY)
     emu.db.defer(INSERT, (
-        log_ids(emu).uuid(), credential.account, to_db(emu.clock.now()), request.scope["path"],
+        log_id, credential.account, to_db(emu.clock.now()), request.scope["path"],
         request.method, status, request.headers.get("user-agent"), _request_body(request),
         redact(response_body),
     ))
 
 
 async def start(emu: Emulator) -> None:
-    """Continue the log id stream after a restart with a file database (ids are UNIQUE)."""
+    """Continue the log id stream after a restart or a restore: past every id this process handed out
+    and every id the database has seen (ids are UNIQUE)."""
     async with emu.transaction() as tx:
-        row = await tx.one("SELECT seq FROM sqlite_sequence WHERE name = 'request_logs'")
-    log_ids(emu).counter = int(row["seq"]) if row else 0
+        seq = await tx.one("SELECT seq FROM sqlite_sequence WHERE name = 'request_logs'")
+        saved = await tx.one("SELECT value FROM meta WHERE key = ?", (COUNTER_KEY,))
+    ids = log_ids(emu)
+    ids.counter = max(ids.counter, int(seq["seq"]) if seq else 0, int(saved["value"]) if saved else 0)
