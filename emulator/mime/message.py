@@ -33,6 +33,8 @@ from email.utils import encode_rfc2231, format_datetime, formataddr
 from html.parser import HTMLParser
 from typing import Protocol
 
+from emulator.core.addresses import split_named
+
 # The message is written directly rather than built from `email.message` objects and flattened by
 # the generator: that path cost 0.4–2.5 ms for a small email (header parsing and folding per line),
 # which would dominate POST /emails; this one costs tens of microseconds. Encoded words, address
@@ -46,7 +48,6 @@ STRUCTURAL_HEADERS = frozenset({"content-type", "content-transfer-encoding", "mi
 _HEADER_NAME = re.compile(r"^[!-9;-~]+$")  # RFC 5322 ftext: printable ASCII except ':'
 # Addresses that need no quoting or encoding: `local@domain` or `Plain Name <local@domain>`.
 _SIMPLE_ADDRESS = re.compile(r"^(?:[A-Za-z0-9 _-]* ?<)?[A-Za-z0-9._%+=-]+@[A-Za-z0-9.-]+>?$")
-_NAMED = re.compile(r"^(.*?)\s*<([^<>]*)>$")
 _SAFE_PARAM = re.compile(r"^[ -!#-\[\]-~]*$")  # printable ASCII but `"` and `\`
 
 
@@ -174,8 +175,8 @@ def _address(name: str, value: str) -> str:
     Each value is one address, so a comma in a display name is part of the name."""
     if _SIMPLE_ADDRESS.match(value):
         return value
-    match = _NAMED.match(value.strip())
-    display, address = (match.group(1).strip().strip('"'), match.group(2)) if match else ("", value.strip())
+    named = split_named(value)
+    display, address = (named[0].strip().strip('"'), named[1]) if named else ("", value.strip())
     if _has_break(value) or not address.isascii() or "@" not in address:
         raise MimeError(f"Invalid address `{value.strip()}` in `{name}`.")
     return formataddr((display, address), charset="utf-8")

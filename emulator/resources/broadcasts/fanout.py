@@ -122,7 +122,9 @@ async def _send_one(tx: Tx, broadcast: Row, contact: Row, fallbacks: dict[str, A
     person = Personaliser(contact, fallbacks, url)
     text = person.fill(broadcast["text"])
     draft = EmailDraft(
-        from_=broadcast["from_addr"], to=[contact["email"]], subject=person.fill(broadcast["subject"]),
+        # A contact's value must not break the Subject header: line breaks become spaces.
+        from_=broadcast["from_addr"], to=[contact["email"]],
+        subject=" ".join(str(person.fill(broadcast["subject"])).splitlines()),
         reply_to=json.loads(broadcast["reply_to"]) if broadcast["reply_to"] else None,
         html=_with_preview(person.fill(broadcast["html"], escape=True), broadcast["preview_text"]),
         # None ⇒ generated from the HTML; "" ⇒ the sender opted out of a text part [docs].

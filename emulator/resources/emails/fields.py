@@ -77,7 +77,16 @@ def subject(body: dict[str, Any], required: bool) -> str | None:
         return None
     if not isinstance(value, str):
         raise invalid("The `subject` field must be a `string`.")
+    single_line(value, "subject")
     return value
+
+
+def single_line(value: str, field: str) -> None:
+    """Fields that become headers may not carry CR, LF or NUL: a header cannot hold them, and accepting one
+    left a stored email that no view could render. Refused with the usual 422 [recommendation: the real
+    service's answer is undocumented]."""
+    if "\r" in value or "\n" in value or "\x00" in value:
+        raise invalid(f"Invalid `{field}` field. It must not contain line breaks or NUL characters.")
 
 
 def content(body: dict[str, Any]) -> tuple[str | None, str | None]:
@@ -105,7 +114,7 @@ def headers(body: dict[str, Any]) -> dict[str, str] | None:
             raise invalid(f"Invalid `headers` field. `{name}` is not a valid header name.")
         if not isinstance(item, str):
             raise invalid(f"Invalid `headers` field. The value of `{name}` must be a `string`.")
-        if "\r" in item or "\n" in item:
+        if "\r" in item or "\n" in item or "\x00" in item:
             raise invalid(f"Invalid `headers` field. The value of `{name}` must be a single line.")
     return dict(value)
 
@@ -192,6 +201,8 @@ def _optional_text(item: dict[str, Any], name: str, index: int) -> str | None:
     value = item.get(name)
     if value is not None and not isinstance(value, str):
         raise invalid(f"The `attachments[{index}].{name}` field must be a `string`.")
+    if value is not None:
+        single_line(value, f"attachments[{index}].{name}")
     return value
 
 
