@@ -125,7 +125,11 @@ def test_idempotency_conflict(client: TestClient) -> None:
 def test_rate_limit() -> None:
     with TestClient(create_app(make_settings(rate_limit=1)), headers=AUTH) as limited:
         assert limited.post("/emails", json=email()).status_code == 200
-        expect(limited.post("/emails", json=email()), 429, "rate_limit_exceeded")
+        # The window is one wall-clock second: on a loaded machine it may turn between two requests.
+        responses = [limited.post("/emails", json=email()) for _ in range(3)]
+        refused = [r for r in responses if r.status_code == 429]
+        assert refused, [r.status_code for r in responses]
+        expect(refused[0], 429, "rate_limit_exceeded")
 
 
 # ---- sender-domain rules -----------------------------------------------------------------------
