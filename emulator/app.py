@@ -9,12 +9,14 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
 from emulator import web
 from emulator.api import idempotency, request_log
+from emulator.api.guard import Guard
 from emulator.api.ops import Op, error_response
 from emulator.api.pipeline import build_routes
 from emulator.control import base as control
@@ -110,6 +112,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
+        middleware=[Middleware(Guard, bound_host=emu.settings.host, allowed=emu.settings.allowed_hosts)],
         exception_handlers={
             404: _not_found, HTTPException: _http_error, ApiError: _api_error, Exception: _crash,
         },

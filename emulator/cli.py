@@ -83,7 +83,15 @@ def build_parser() -> argparse.ArgumentParser:
     option("--restore", "RESTORE", "snapshot file to restore at start (written by POST"
            " /_emulator/snapshot/save), before --seed-file")
     option("--quiet", "QUIET", "log nothing but errors", action="store_true")
+    add("--allowed-host", action="append", default=None, metavar="NAME",
+        help="also answer requests whose Host is NAME (repeatable; `*` for any), e.g. a container's"
+             " service name; by default only the bound host and loopback names"
+             f" [env {ENV_PREFIX}ALLOWED_HOSTS, comma-separated]")
     return parser
+
+
+def _names(text: str | None) -> list[str]:
+    return [name.strip() for name in (text or "").split(",") if name.strip()]
 
 
 def parse_settings(argv: Sequence[str] | None = None) -> Settings:
@@ -100,6 +108,7 @@ def parse_settings(argv: Sequence[str] | None = None) -> Settings:
         clock=args.clock, clock_start=args.clock_start, strict_domains=args.strict_domains,
         rate_limit=args.rate_limit, isolate_keys=args.isolate_keys, seed_file=args.seed_file,
         restore=args.restore, quiet=args.quiet,
+        allowed_hosts=args.allowed_host or _names(_env("ALLOWED_HOSTS")),
     )
 
 

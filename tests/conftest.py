@@ -22,8 +22,9 @@ FROZEN_AT = datetime(2026, 5, 14, 9, 0, 0, tzinfo=UTC)
 
 
 def make_settings(**overrides: object) -> Settings:
+    # `testserver`: the Host of Starlette's TestClient (the emulator answers only to local names).
     values: dict[str, object] = {"api_keys": [KEY], "clock": "frozen", "clock_start": FROZEN_AT,
-                                 "smtp": False, "seed": 0}
+                                 "smtp": False, "seed": 0, "allowed_hosts": ["testserver"]}
     values.update(overrides)
     return Settings(**values)  # type: ignore[arg-type]
 

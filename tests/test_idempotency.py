@@ -78,7 +78,7 @@ def test_two_concurrent_requests_with_one_key(client: TestClient) -> None:
 
     async def race() -> list[httpx.Response]:
         transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
-        async with httpx.AsyncClient(transport=transport, base_url="http://emulator", headers=AUTH) as http:
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver", headers=AUTH) as http:
             await emu.db.lock.acquire()  # hold the database so the first request stays in flight
             first = asyncio.create_task(http.post("/emails", json=MAIL, headers={"Idempotency-Key": "k"}))
             while not emu.state.get("idempotency_in_flight"):

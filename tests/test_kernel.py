@@ -101,7 +101,10 @@ def test_clock_freeze_set_advance(client: TestClient) -> None:
 def test_clock_rejects_bad_input(client: TestClient) -> None:
     assert client.post("/_emulator/clock/set", json={"at": "yesterday"}).status_code == 422
     assert client.post("/_emulator/clock/advance", json={"seconds": -5}).status_code == 422
-    assert client.post("/_emulator/clock/advance", content=b"[").status_code == 400
+    json_type = {"content-type": "application/json"}
+    assert client.post("/_emulator/clock/advance", content=b"[", headers=json_type).status_code == 400
+    # Without a type a cross-site page could have sent it: refused before it is read (issue 11).
+    assert client.post("/_emulator/clock/advance", content=b"[").status_code == 415
 
 
 def test_concurrent_requests_never_interleave_inside_a_transaction(client: TestClient) -> None:
