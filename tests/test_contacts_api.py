@@ -64,24 +64,48 @@ def test_missing_email_is_the_recorded_422(client: TestClient) -> None:
         assert (response.status_code, response.json()) == (422, MISSING_EMAIL)
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ({"email": "not-an-address"}, "Invalid `email` field. The email address needs to follow the"
-                                  " `email@example.com` format."),
-    ({"email": 42}, "Invalid `email` field. The email address needs to follow the"
-                    " `email@example.com` format."),
-    ({"email": "a@b.dev", "first_name": 1}, "The `first_name` field must be a `string`."),
-    ({"email": "a@b.dev", "unsubscribed": "yes"}, "The `unsubscribed` field must be a `boolean`."),
-    ({"email": "a@b.dev", "properties": []}, "The `properties` field must be an `object`."),
-    ({"email": "a@b.dev", "properties": {"ghost": 1}},
-     "The property `ghost` does not exist. Create it with POST /contact-properties first."),
-    ({"email": "a@b.dev", "segments": "x"}, "The `segments` field must be an `array`."),
-    ({"email": "a@b.dev", "topics": [{"id": "t"}]}, "Missing `subscription` field."),
+EMAIL_FORMAT = "Invalid `email` field. The email address needs to follow the `email@example.com` format."
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    ({"email": "not-an-address"}, error(422, "validation_error", EMAIL_FORMAT)),
+    ({"email": 42}, error(422, "validation_error", EMAIL_FORMAT)),
+    ({"email": "a@b.dev", "first_name": 1},
+     error(422, "validation_error", "The `first_name` field must be a `string`.")),
+    ({"email": "a@b.dev", "unsubscribed": "yes"},
+     error(422, "validation_error", "The `unsubscribed` field must be a `boolean`.")),
+    ({"email": "a@b.dev", "properties": []},
+     error(422, "validation_error", "The `properties` field must be an `object`.")),
+    ({"email": "a@b.dev", "properties": {"ghost": 1}}, error(
+        422, "validation_error",
+        "The property `ghost` does not exist. Create it with POST /contact-properties first.")),
+    ({"email": "a@b.dev", "segments": "x"},
+     error(422, "validation_error", "The `segments` field must be an `array`.")),
+    ({"email": "a@b.dev", "segments": [{"name": "x"}]},
+     error(422, "validation_error", "Each item of `segments` must be an `object` with a string `id`.")),
+    ({"email": "a@b.dev", "topics": "x"},
+     error(422, "validation_error", "The `topics` field must be an `array`.")),
+    ({"email": "a@b.dev", "topics": [{"id": "t"}]},
+     error(422, "missing_required_field", "Missing `subscription` field.")),
 ])
-def test_invalid_create_bodies(client: TestClient, body: dict[str, object], message: str) -> None:
+def test_invalid_create_bodies(client: TestClient, body: dict[str, object],
+                               expected: dict[str, object]) -> None:
     response = client.post("/contacts", json=body)
-    assert response.status_code == 422
-    assert response.json()["message"] == message
+    assert (response.status_code, response.json()) == (expected["statusCode"], expected)
     assert client.get("/contacts").json()["data"] == []
+
+
+def test_pagination_refusals_of_the_contacts_list(client: TestClient) -> None:
+    """Seed §4.5 rules 1-3 on this list, whole bodies (the messages come from core/pages.py)."""
+    docs = "See https://resend.com/docs/api-reference/pagination for more information."
+    for query, message in [
+        ("limit=101", f"The pagination limit must be a number between 1 and 100. {docs}"),
+        ("after=a&before=b", f"You can only pass one of `before` or `after` for pagination. {docs}"),
+        ("after=00000000-0000-0000-0000-000000000000",
+         f"The pagination cursor references an object that does not exist. {docs}"),
+    ]:
+        response = client.get(f"/contacts?{query}")
+        assert (response.status_code, response.json()) == (422, error(422, "validation_error", message))
 
 
 def test_property_values_must_match_the_property_type(client: TestClient) -> None:

@@ -210,3 +210,57 @@ def test_async_methods(emulator: EmulatorServer) -> None:
         assert plain(removed) == {"object": "contact", "contact": contact_id, "deleted": True}
 
     asyncio.run(scenario())
+
+
+def test_every_other_async_method_and_declared_fields(emulator: EmulatorServer) -> None:
+    """The async twins `test_async_methods` leaves out, and the Segment/Audience types of the sync ones."""
+    from resend.audiences._audience import Audience
+    from resend.audiences._audiences import Audiences
+    from resend.segments._segment import Segment
+
+    with pytest.warns(DeprecationWarning):
+        audience = declared(Audiences.CreateAudienceResponse, resend.Audiences.create({"name": "Old"}))
+        declared(Audience, resend.Audiences.get(audience["id"]))
+        declared(Audiences.ListResponse, resend.Audiences.list())
+        declared(Audiences.RemoveAudienceResponse, resend.Audiences.remove(audience["id"]))
+
+    async def scenario() -> None:
+        segment_id = (await resend.Segments.create_async({"name": "Beta"}))["id"]
+        got = declared(Segment, await resend.Segments.get_async(segment_id))
+        assert got == {"object": "segment", "id": segment_id, "name": "Beta", "created_at": T0}
+        renamed = await resend.Segments.update_async(segment_id, {"name": "Gamma"})
+        assert declared(Segments.UpdateSegmentResponse, renamed)["id"] == segment_id
+        topic = await resend.Topics.create_async({"name": "News", "default_subscription": "opt_in"})
+        topic_id = topic["id"]
+        assert (await resend.Topics.update_async(topic_id, {"description": "Weekly"}))["id"] == topic_id
+        listed = await resend.Topics.list_async({"limit": 1})
+        assert [t["description"] for t in listed["data"]] == ["Weekly"]
+        contact_id = (await resend.Contacts.create_async({"email": "lin+a@example.org"}))["id"]
+        added = await resend.Contacts.Segments.add_async(
+            {"segment_id": segment_id, "email": "lin+a@example.org"})
+        assert (added["contact_id"], added["segment_id"]) == (contact_id, segment_id)
+        removed = await resend.Contacts.Segments.remove_async(
+            {"segment_id": segment_id, "contact_id": contact_id})
+        assert removed["deleted"] is True
+        chosen = await resend.Contacts.Topics.update_async(
+            {"email": "lin+a@example.org", "topics": [{"id": topic_id, "subscription": "opt_out"}]})
+        assert chosen["id"] == contact_id
+        subscriptions = await resend.Contacts.Topics.list_async(email="lin+a@example.org")
+        assert [s["subscription"] for s in subscriptions["data"]] == ["opt_out"]
+        imported = await resend.Contacts.Imports.create_async({"file": b"email\nb@example.org\n"})
+        assert (await resend.Contacts.Imports.get_async(imported["id"]))["status"] == "queued"
+        assert [i["id"] for i in (await resend.Contacts.Imports.list_async())["data"]] == [imported["id"]]
+        property_id = (await resend.ContactProperties.create_async({"key": "plan", "type": "string"}))["id"]
+        assert (await resend.ContactProperties.get_async(property_id))["key"] == "plan"
+        updated = await resend.ContactProperties.update_async({"id": property_id, "fallback_value": "free"})
+        assert plain(updated) == {"object": "contact_property", "id": property_id}
+        assert (await resend.ContactProperties.remove_async(property_id))["deleted"] is True
+        assert (await resend.Topics.remove_async(topic_id))["deleted"] is True
+        assert (await resend.Segments.remove_async(segment_id))["deleted"] is True
+        with pytest.warns(DeprecationWarning):
+            old = await resend.Audiences.create_async({"name": "Old"})
+            assert (await resend.Audiences.get_async(old["id"]))["name"] == "Old"
+            assert [a["id"] for a in (await resend.Audiences.list_async())["data"]] == [old["id"]]
+            assert (await resend.Audiences.remove_async(old["id"]))["deleted"] is True
+
+    asyncio.run(scenario())
