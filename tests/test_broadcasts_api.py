@@ -155,3 +155,16 @@ def test_bodies_validate_against_the_openapi_schemas(client: TestClient) -> None
     check("ListBroadcastRecipientsResponseSuccess", recipients)
     links = client.get(f"/broadcasts/{broadcast_id}/clicked-links").json()
     check("ListBroadcastClickedLinksResponseSuccess", links)
+
+
+@pytest.mark.parametrize(("method", "path"), [
+    ("POST", "/broadcasts/not-a-uuid/cancel"), ("GET", "/broadcasts/not-a-uuid/recipients?type=sent"),
+    ("GET", "/broadcasts/not-a-uuid/clicked-links"),
+])
+def test_a_malformed_id_on_a_uuid_path_is_invalid_parameter(client: TestClient, method: str,
+                                                             path: str) -> None:
+    """The OpenAPI types these ids `format: uuid` (00-general §7); the other broadcast paths answer 404."""
+    response = client.request(method, path)
+    assert (response.status_code, response.json()) == (422, {
+        "statusCode": 422, "message": "The `id` must be a valid UUID.", "name": "invalid_parameter"})
+    assert refusal(client.get("/broadcasts/not-a-uuid")) == (404, "not_found")

@@ -58,8 +58,10 @@ def test_broadcast_to_five_sends_exactly_two_personalised_emails(client: TestCli
     assert client.post(f"/broadcasts/{broadcast_id}/send").json() == {"id": broadcast_id}
     assert client.get(f"/broadcasts/{broadcast_id}").json()["status"] in ("queued", "sent")
     flush(client)
-    sent = {email["to"][0]: email for email in outbox(client)}
-    assert sorted(sent) == ["ada@example.org", "bob@example.org"]
+    emails = outbox(client)
+    assert sorted(email["to"] for email in emails) == [["ada@example.org"], ["bob@example.org"]]
+    assert {email["broadcast_id"] for email in emails} == {broadcast_id}
+    sent = {email["to"][0]: email for email in emails}
     ada = client.get(f"/emails/{sent['ada@example.org']['id']}").json()
     assert ada["subject"] == "News for Ada"
     assert ada["html"].startswith("<p>Hi Ada, your plan is pro.</p>")
@@ -69,10 +71,14 @@ def test_broadcast_to_five_sends_exactly_two_personalised_emails(client: TestCli
     assert "{{{" not in bob["html"] and "/_emulator/unsubscribe/" in bob["html"]
     state = client.get(f"/broadcasts/{broadcast_id}").json()
     assert (state["status"], state["sent_at"]) == ("sent", "2026-05-14 09:00:00.000+00")
+    assert client.get(f"/broadcasts/{broadcast_id}/recipients?type=delivered").json()["data"] == []
     advance(client, 5)
     delivered = client.get(f"/broadcasts/{broadcast_id}/recipients?type=delivered").json()
-    assert [(item["email"], item["contact_id"]) for item in delivered["data"]] == [
-        ("ada@example.org", ids["ada"]), ("bob@example.org", ids["bob"])]
+    assert delivered == {"object": "list", "has_more": False, "data": [
+        {"id": "b2Zmc2V0OjA", "contact_id": ids["ada"], "email": "ada@example.org"},
+        {"id": "b2Zmc2V0OjE", "contact_id": ids["bob"], "email": "bob@example.org"}]}
+    assert [client.get(f"/emails/{email['id']}").json()["last_event"] for email in emails] == [
+        "delivered", "delivered"]
     suppressed = client.get(f"/broadcasts/{broadcast_id}/recipients?type=suppressed").json()["data"]
     assert suppressed == [{"id": "b2Zmc2V0OjA", "contact_id": ids["ed"], "email": "ed@example.org"}]
 
@@ -176,3 +182,38 @@ def test_duplicate_makes_a_new_draft(client: TestClient) -> None:
     assert (body["status"], body["html"], body["sent_at"]) == ("draft", HTML, None)
     listed = client.get("/broadcasts").json()
     assert [item["id"] for item in listed["data"]] == [copy_id, original]
+
+
+def test_a_topic_that_defaults_to_opt_out_reaches_only_those_who_opted_in(client: TestClient) -> None:
+    segment_id, quiet = segment(client, "All"), topic(client, "Deals", "opt_out")
+    chose = contact(client, "in@example.org", topics=[{"id": quiet, "subscription": "opt_in"}])
+    silent = contact(client, "silent@example.org")
+    for contact_id in (chose, silent):
+        client.post(f"/contacts/{contact_id}/segments/{segment_id}")
+    broadcast(client, segment_id, topic_id=quiet, send=True)
+    flush(client)
+    assert [email["to"] for email in outbox(client)] == [["in@example.org"]]
+
+
+def test_without_a_topic_every_subscribed_contact_gets_one_whatever_their_topic_choices(
+        client: TestClient) -> None:
+    segment_id, news = segment(client, "All"), topic(client, "News")
+    for address in ("out@example.org", "in@example.org"):
+        contact_id = contact(client, address, topics=[{"id": news, "subscription": "opt_out"}])
+        client.post(f"/contacts/{contact_id}/segments/{segment_id}")
+    gone = contact(client, "gone@example.org", unsubscribed=True)
+    client.post(f"/contacts/{gone}/segments/{segment_id}")
+    broadcast(client, segment_id, send=True)
+    flush(client)
+    assert sorted(email["to"][0] for email in outbox(client)) == ["in@example.org", "out@example.org"]
+
+
+def test_recipients_filter_by_email_ignores_case(client: TestClient) -> None:
+    segment_id = segment(client, "All")
+    contact_id = contact(client, "Ada@Example.org")
+    client.post(f"/contacts/{contact_id}/segments/{segment_id}")
+    broadcast_id = broadcast(client, segment_id, send=True)
+    flush(client)
+    for given in ("Ada@Example.org", "ada%40example.org", "ADA@EXAMPLE.ORG"):
+        listed = client.get(f"/broadcasts/{broadcast_id}/recipients?type=sent&email={given}").json()
+        assert listed["data"] == [{"id": "b2Zmc2V0OjA", "contact_id": contact_id, "email": "Ada@Example.org"}]

@@ -110,7 +110,7 @@ def _entry(recipient: Row, events: list[Row], wanted: str) -> dict[str, Any] | N
 
 
 async def list_recipients(tx: Tx, broadcast_id: str, query: Any) -> dict[str, Any]:
-    broadcast = await require_broadcast(tx, broadcast_id)
+    broadcast = await require_broadcast(tx, broadcast_id, uuid_path=True)
     wanted = query.get("type")
     if wanted is None:
         raise ApiError(MISSING_REQUIRED_PARAMETER, "Missing `type` query parameter.")
@@ -125,7 +125,7 @@ async def list_recipients(tx: Tx, broadcast_id: str, query: Any) -> dict[str, An
     events = await _events(tx, [r["email_id"] for r in recipients if r["email_id"]])
     items = []
     for recipient in recipients:
-        if query.get("email") and recipient["email"] != str(query["email"]).strip().lower():
+        if query.get("email") and recipient["email"].lower() != str(query["email"]).strip().lower():
             continue
         item = _entry(recipient, events.get(recipient["email_id"] or "", []), wanted)
         if item is not None and (bounce_filter is None or item.get("bounce_type") == bounce_filter):
@@ -135,7 +135,7 @@ async def list_recipients(tx: Tx, broadcast_id: str, query: Any) -> dict[str, An
 
 async def clicked_links(tx: Tx, broadcast_id: str, query: Any) -> dict[str, Any]:
     """Every link clicked in the broadcast's emails, most clicked first."""
-    broadcast = await require_broadcast(tx, broadcast_id)
+    broadcast = await require_broadcast(tx, broadcast_id, uuid_path=True)
     rows = await tx.all(
         "SELECT ev.subject_id, ev.data FROM events ev JOIN broadcast_recipients r"
         " ON r.account = ev.account AND r.email_id = ev.subject_id"

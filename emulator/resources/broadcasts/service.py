@@ -142,7 +142,7 @@ async def _start_sending(tx: Tx, row: Row, scheduled_at: Any) -> None:
 
 
 async def cancel_broadcast(tx: Tx, broadcast_id: str) -> dict[str, Any]:
-    row = await require_broadcast(tx, broadcast_id)
+    row = await require_broadcast(tx, broadcast_id, uuid_path=True)
     if row["status"] not in ("queued", "scheduled"):
         raise invalid(f"Only queued or scheduled broadcasts can be canceled. This broadcast is"
                       f" `{row['status']}`.")

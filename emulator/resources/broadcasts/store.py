@@ -6,7 +6,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from emulator.core.clock import from_db
-from emulator.core.errors import not_found
+from emulator.core.errors import INVALID_PARAMETER, ApiError, not_found
+from emulator.core.pages import UUID
 
 if TYPE_CHECKING:
     from emulator.core.db import Row, Tx
@@ -82,7 +83,11 @@ async def find_broadcast(tx: Tx, broadcast_id: str) -> Row | None:
     return await tx.one("SELECT * FROM broadcasts WHERE account = ? AND id = ?", (tx.account, broadcast_id))
 
 
-async def require_broadcast(tx: Tx, broadcast_id: str) -> Row:
+async def require_broadcast(tx: Tx, broadcast_id: str, *, uuid_path: bool = False) -> Row:
+    """`uuid_path`: the OpenAPI types this path's id as `format: uuid` (cancel, recipients, clicked links),
+    so a malformed id is a 422 `invalid_parameter` before any lookup, as on the other uuid paths."""
+    if uuid_path and not UUID.match(broadcast_id):
+        raise ApiError(INVALID_PARAMETER, "The `id` must be a valid UUID.")
     row = await find_broadcast(tx, broadcast_id)
     if row is None:
         raise not_found("Broadcast")
