@@ -86,3 +86,31 @@ def test_async_methods(emulator: EmulatorServer) -> None:
         assert len((await resend.Broadcasts.list_async())["data"]) == 1
 
     asyncio.run(scenario())
+
+
+def test_every_other_async_method(emulator: EmulatorServer) -> None:
+    segment_id = audience(emulator)
+
+    async def scenario() -> None:
+        draft = await resend.Broadcasts.create_async({
+            "segment_id": segment_id, "from": "news@acme.dev", "subject": "Hi", "html": "<p>Hi</p>"})
+        broadcast_id = draft["id"]
+        updated = await resend.Broadcasts.update_async({"broadcast_id": broadcast_id, "name": "Async"})
+        assert declared(Broadcasts.UpdateResponse, updated)["id"] == broadcast_id
+        copy = declared(Broadcasts.DuplicateResponse, await resend.Broadcasts.duplicate_async(broadcast_id))
+        removed = declared(Broadcasts.RemoveResponse, await resend.Broadcasts.remove_async(copy["id"]))
+        assert removed == {"object": "broadcast", "id": copy["id"], "deleted": True}
+        scheduled = await resend.Broadcasts.send_async(
+            {"broadcast_id": broadcast_id, "scheduled_at": "in 1 hour"})
+        assert declared(Broadcasts.SendResponse, scheduled) == {"id": broadcast_id}
+        cancelled = declared(Broadcasts.CancelResponse, await resend.Broadcasts.cancel_async(broadcast_id))
+        assert cancelled == {"object": "broadcast", "id": broadcast_id}
+        await resend.Broadcasts.send_async({"broadcast_id": broadcast_id})
+        await asyncio.to_thread(flush, emulator)
+        recipients = await resend.Broadcasts.recipients_async(broadcast_id, {"type": "sent"})
+        assert [item["email"] for item in declared(Broadcasts.RecipientsResponse, recipients)["data"]] == [
+            "lin@example.org"]
+        links = await resend.Broadcasts.clicked_links_async(broadcast_id)
+        assert declared(Broadcasts.ListClickedLinksResponse, links)["data"] == []
+
+    asyncio.run(scenario())
