@@ -168,3 +168,13 @@ def test_a_malformed_id_on_a_uuid_path_is_invalid_parameter(client: TestClient, 
     assert (response.status_code, response.json()) == (422, {
         "statusCode": 422, "message": "The `id` must be a valid UUID.", "name": "invalid_parameter"})
     assert refusal(client.get("/broadcasts/not-a-uuid")) == (404, "not_found")
+
+
+def test_list_without_limit_returns_every_broadcast(client: TestClient) -> None:
+    """Seed §4.5 rule 3: past the default page size of 20, still one page."""
+    segment_id = segment(client, "All")
+    ids = [created(client.post("/broadcasts", json=body(segment_id))) for _ in range(23)]
+    listed = client.get("/broadcasts").json()
+    assert (listed["has_more"], [item["id"] for item in listed["data"]]) == (False, ids[::-1])
+    page = client.get("/broadcasts?limit=20").json()
+    assert (page["has_more"], len(page["data"])) == (True, 20)

@@ -217,3 +217,23 @@ def test_recipients_filter_by_email_ignores_case(client: TestClient) -> None:
     for given in ("Ada@Example.org", "ada%40example.org", "ADA@EXAMPLE.ORG"):
         listed = client.get(f"/broadcasts/{broadcast_id}/recipients?type=sent&email={given}").json()
         assert listed["data"] == [{"id": "b2Zmc2V0OjA", "contact_id": contact_id, "email": "Ada@Example.org"}]
+
+
+def test_every_documented_contact_variable_is_filled_and_names_are_escaped_in_html(
+        client: TestClient) -> None:
+    prop(client, "plan", fallback_value="free")
+    prop(client, "seats", "number", fallback_value=1)
+    segment_id = segment(client, "All")
+    contact_id = contact(client, "lin@example.org", first_name="<b>Lin</b>", last_name="Wu",
+                         properties={"seats": 3})
+    client.post(f"/contacts/{contact_id}/segments/{segment_id}")
+    template = ("{{{FIRST_NAME}}} {{{LAST_NAME}}} {{{EMAIL}}} {{{contact.first_name|x}}}"
+                " {{{contact.last_name}}} {{{contact.email}}} {{{contact.plan}}} {{{seats}}}"
+                " {{{contact.company|none}}}")
+    broadcast(client, segment_id, html=f"<p>{template}</p>", text=template, send=True)
+    flush(client)
+    [email] = outbox(client)
+    body = client.get(f"/emails/{email['id']}").json()
+    assert body["text"] == "<b>Lin</b> Wu lin@example.org <b>Lin</b> Wu lin@example.org free 3 none"
+    assert body["html"] == ("<p>&lt;b&gt;Lin&lt;/b&gt; Wu lin@example.org &lt;b&gt;Lin&lt;/b&gt; Wu"
+                            " lin@example.org free 3 none</p>")
