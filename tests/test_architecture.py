@@ -126,3 +126,10 @@ def test_the_readme_map_names_every_package_under_emulator() -> None:
                 if (path / "__init__.py").exists()} | {"app.py", "cli.py"}
     assert {name for name in packages if f"`{name.removesuffix('.py')}" not in development} == set()
     assert "one line in `emulator/resources/__init__.py`" in development
+
+
+def test_no_resource_operation_is_a_control_plane_route() -> None:
+    """Control-plane routes live in control/ (or web/), calling the resources' service functions."""
+    from emulator.app import all_ops
+
+    assert [op.path for op in all_ops() if op.path.startswith("/_emulator")] == []
