@@ -74,6 +74,8 @@ def test_create_requires_segment_from_subject(client: TestClient, drop: str, nam
     ({"topic_id": UNKNOWN}, (404, "not_found")),
     ({"reply_to": 42}, (422, "validation_error")),
     ({"send": True, "scheduled_at": "whenever"}, (422, "validation_error")),
+    ({"send": True, "scheduled_at": "2020-01-01T00:00:00Z"}, (422, "validation_error")),
+    ({"send": True, "html": None}, (422, "validation_error")),  # nothing to send: not even a draft stays
 ])
 def test_create_refusals_write_nothing(client: TestClient, fields: dict[str, Any],
                                        expected: tuple[int, str]) -> None:

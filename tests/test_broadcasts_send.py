@@ -237,3 +237,19 @@ def test_every_documented_contact_variable_is_filled_and_names_are_escaped_in_ht
     assert body["text"] == "<b>Lin</b> Wu lin@example.org <b>Lin</b> Wu lin@example.org free 3 none"
     assert body["html"] == ("<p>&lt;b&gt;Lin&lt;/b&gt; Wu lin@example.org &lt;b&gt;Lin&lt;/b&gt; Wu"
                             " lin@example.org free 3 none</p>")
+
+
+def test_a_cancelled_then_rescheduled_broadcast_sends_once_at_the_new_time(client: TestClient) -> None:
+    """The first schedule's job still falls due at its old time; it must not send the broadcast early."""
+    segment_id = segment(client, "All")
+    client.post(f"/contacts/{contact(client, 'lin@example.org')}/segments/{segment_id}")
+    broadcast_id = broadcast(client, segment_id, send=True, scheduled_at="in 1 hour")
+    client.post(f"/broadcasts/{broadcast_id}/cancel")
+    assert client.post(f"/broadcasts/{broadcast_id}/send", json={"scheduled_at": "in 2 hours"}).json() == {
+        "id": broadcast_id}
+    advance(client, 3601)
+    assert (client.get(f"/broadcasts/{broadcast_id}").json()["status"], outbox(client)) == ("scheduled", [])
+    advance(client, 3599)
+    state = client.get(f"/broadcasts/{broadcast_id}").json()
+    assert (state["status"], state["sent_at"]) == ("sent", "2026-05-14 11:00:00.000+00")
+    assert len(outbox(client)) == 1
