@@ -69,3 +69,37 @@ def test_a_scenario_naming_an_unknown_segment_loads_nothing(client: TestClient) 
         "contacts": [{"email": "a@example.org", "segments": ["Ghosts"]}]}})
     assert (response.status_code, response.json()["message"]) == (404, "Segment not found")
     assert client.get("/topics").json()["data"] == []
+
+
+def test_every_contacts_broadcasts_and_suppressions_list_is_scoped_to_the_key() -> None:
+    """With isolation by key, one key's segments, topics, properties, imports, broadcasts and suppressions
+    are invisible to another, which may reuse the same names, keys and addresses."""
+    from emulator.app import create_app
+    from tests.conftest import make_settings
+
+    with TestClient(create_app(make_settings(isolate_keys=True))) as raw:
+        one, two = {"Authorization": "Bearer re_tenant_one"}, {"Authorization": "Bearer re_tenant_two"}
+
+        def make(headers: dict[str, str]) -> dict[str, str]:
+            def made(path: str, **body: object) -> str:
+                response = raw.post(path, json=body, headers=headers)
+                assert response.status_code == 201, response.text
+                return str(response.json()["id"])
+            segment_id = made("/segments", name="Beta")
+            return {
+                "segments": segment_id, "topics": made("/topics", name="News", default_subscription="opt_in"),
+                "contact-properties": made("/contact-properties", key="plan", type="string"),
+                "suppressions": made("/suppressions", email="ada@example.org"),
+                "broadcasts": made("/broadcasts", segment_id=segment_id, **{"from": "a@acme.dev"},
+                                   subject="S", html="<p>x</p>"),
+                "contacts/imports": made("/contacts/imports", file="email\nb@example.org\n"),
+            }
+
+        mine = make(one)
+        for path, resource_id in mine.items():
+            assert raw.get(f"/{path}", headers=two).json()["data"] == [], path
+            assert raw.get(f"/{path}/{resource_id}", headers=two).status_code == 404, path
+        theirs = make(two)
+        assert set(theirs.values()).isdisjoint(mine.values())
+        for path, resource_id in mine.items():
+            assert [item["id"] for item in raw.get(f"/{path}", headers=one).json()["data"]] == [resource_id]
