@@ -253,3 +253,32 @@ def test_a_cancelled_then_rescheduled_broadcast_sends_once_at_the_new_time(clien
     state = client.get(f"/broadcasts/{broadcast_id}").json()
     assert (state["status"], state["sent_at"]) == ("sent", "2026-05-14 11:00:00.000+00")
     assert len(outbox(client)) == 1
+
+
+def test_bounces_and_complaints_show_in_recipients_and_suppress_the_next_broadcast(
+        client: TestClient) -> None:
+    segment_id = segment(client, "All")
+    ids = {}
+    for address in ("bounced@resend.dev", "complained@resend.dev", "delivered@resend.dev"):
+        ids[address] = contact(client, address)
+        client.post(f"/contacts/{ids[address]}/segments/{segment_id}")
+    first = broadcast(client, segment_id, send=True)
+    flush(client)
+    advance(client, 10)
+
+    def recipients(broadcast_id: str, query: str) -> list[dict[str, Any]]:
+        return list(client.get(f"/broadcasts/{broadcast_id}/recipients?{query}").json()["data"])
+
+    assert recipients(first, "type=bounced") == [{
+        "id": "b2Zmc2V0OjA", "contact_id": ids["bounced@resend.dev"], "email": "bounced@resend.dev",
+        "bounce_type": "permanent"}]
+    assert len(recipients(first, "type=bounced&bounce_type=permanent")) == 1
+    assert recipients(first, "type=bounced&bounce_type=transient") == []
+    assert [item["email"] for item in recipients(first, "type=complained")] == ["complained@resend.dev"]
+    assert [item["email"] for item in recipients(first, "type=delivered")] == [
+        "complained@resend.dev", "delivered@resend.dev"]
+    second = broadcast(client, segment_id, send=True)
+    flush(client)
+    assert sorted(item["email"] for item in recipients(second, "type=suppressed")) == [
+        "bounced@resend.dev", "complained@resend.dev"]
+    assert [item["email"] for item in recipients(second, "type=sent")] == ["delivered@resend.dev"]
