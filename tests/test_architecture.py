@@ -133,3 +133,25 @@ def test_no_resource_operation_is_a_control_plane_route() -> None:
     from emulator.app import all_ops
 
     assert [op.path for op in all_ops() if op.path.startswith("/_emulator")] == []
+
+
+def _group_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["emulator", "resources"] else None
+
+
+def test_a_group_reaches_another_only_through_its_package_or_service_module() -> None:
+    """Issue 10: groups must not import each other's internals. The `groups` contract says which group may
+    call which; this says how: `emulator.resources.<group>` (its `__init__`) or `<group>.service`."""
+    import grimp
+
+    graph = grimp.build_graph("emulator")
+    reaching_in = []
+    for importer in sorted(graph.modules):
+        for imported in sorted(graph.find_modules_directly_imported_by(importer)):
+            source, target = _group_of(importer), _group_of(imported)
+            if source is None or target is None or source == target:
+                continue
+            if imported not in (f"emulator.resources.{target}", f"emulator.resources.{target}.service"):
+                reaching_in.append(f"{importer} -> {imported}")
+    assert reaching_in == []

@@ -19,9 +19,13 @@ from emulator.core.events import notify
 from emulator.resources import suppressions
 from emulator.resources.broadcasts.service import SEND_JOB
 from emulator.resources.broadcasts.store import find_broadcast
-from emulator.resources.contacts import contact_properties, segment_contacts, topic_subscription
-from emulator.resources.contacts.properties import definitions
-from emulator.resources.emails.fields import EmailDraft
+from emulator.resources.contacts import (
+    contact_properties,
+    property_fallbacks,
+    segment_contacts,
+    topic_subscription,
+)
+from emulator.resources.emails import EmailDraft
 from emulator.resources.emails.service import store
 
 if TYPE_CHECKING:
@@ -106,7 +110,7 @@ async def run_send(tx: Tx, job: dict[str, Any]) -> None:
     members = await segment_contacts(tx, broadcast["segment_id"])
     contacts = [contact for contact in members if await _eligible(tx, broadcast, contact)]
     listed = await suppressions.lookup(tx, [c["email"] for c in contacts])
-    fallbacks = {key: json.loads(row["fallback_value"]) for key, row in (await definitions(tx)).items()}
+    fallbacks = await property_fallbacks(tx)
     for contact in contacts:
         if suppressions.normalize(contact["email"]) in listed:
             await _record(tx, broadcast, contact, None, "suppressed", None)

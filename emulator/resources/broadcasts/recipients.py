@@ -19,8 +19,7 @@ from emulator.api.ops import ApiRequest, Op
 from emulator.core.errors import MISSING_REQUIRED_PARAMETER, ApiError, invalid, not_found
 from emulator.core.pages import BAD_CURSOR_MESSAGE, list_body, parse_page
 from emulator.resources.broadcasts.store import require_broadcast
-from emulator.resources.contacts import update_contact
-from emulator.resources.contacts.topics import update_contact_topics
+from emulator.resources.contacts import update_contact, update_contact_topics
 
 if TYPE_CHECKING:
     from emulator.core.db import Row, Tx

@@ -18,8 +18,8 @@ from emulator.core.errors import invalid, missing_field
 from emulator.core.jobs import schedule
 from emulator.core.pages import fetch_page, list_body, parse_page
 from emulator.resources.broadcasts.store import list_item, require_broadcast, serialize
-from emulator.resources.contacts.store import require_segment, require_topic
-from emulator.resources.emails.schedule import parse_scheduled_at
+from emulator.resources.contacts import require_segment, require_topic
+from emulator.resources.emails import parse_scheduled_at
 
 if TYPE_CHECKING:
     from emulator.core.db import Row, Tx

@@ -17,6 +17,10 @@ Public service functions for other groups (stable signatures; every one scoped t
 - `topic_subscription(tx, contact_id, topic_id) -> str` — "opt_in" | "opt_out", the topic's default
   unless the contact chose.
 - `contact_properties(row) -> dict` — the property values set on a contact row (no fallbacks).
+- `property_fallbacks(tx) -> dict` — each contact property key → its `fallback_value` (or None).
+- `require_segment(tx, segment_id) -> Row`, `require_topic(tx, topic_id) -> Row` — the row; 404 if unknown.
+- `update_contact_topics(tx, id_or_email, topics) -> dict` — as PATCH /contacts/{id}/topics; emits
+  `contact.topics.updated` with the changed topics.
 
 A contact row has `id, email, first_name, last_name, unsubscribed (0/1), properties (JSON text),
 created_at, updated_at` (timestamps in the db form of `core/clock.py`).
@@ -27,10 +31,11 @@ from __future__ import annotations
 from typing import Any
 
 from emulator.resources.contacts import imports, metrics, properties, segments, service, store, topics
+from emulator.resources.contacts.properties import property_fallbacks
 from emulator.resources.contacts.segments import add_contact_to_segment, segment_contacts
 from emulator.resources.contacts.service import create_contact, delete_contact, get_contact, update_contact
-from emulator.resources.contacts.store import contact_properties, find_contact
-from emulator.resources.contacts.topics import topic_subscription
+from emulator.resources.contacts.store import contact_properties, find_contact, require_segment, require_topic
+from emulator.resources.contacts.topics import topic_subscription, update_contact_topics
 
 TABLES = store.TABLES
 OPS = [*imports.OPS, *service.OPS, *segments.OPS, *metrics.OPS, *topics.OPS, *properties.OPS]
@@ -49,7 +54,11 @@ __all__ = [
     "find_contact",
     "get_contact",
     "install",
+    "property_fallbacks",
+    "require_segment",
+    "require_topic",
     "segment_contacts",
     "topic_subscription",
     "update_contact",
+    "update_contact_topics",
 ]

@@ -50,6 +50,11 @@ async def definitions(tx: Tx) -> dict[str, Row]:
     return {row["key"]: row for row in rows}
 
 
+async def property_fallbacks(tx: Tx) -> dict[str, Any]:
+    """Each property key of the account → its `fallback_value` (None when it has none)."""
+    return {key: json.loads(row["fallback_value"]) for key, row in (await definitions(tx)).items()}
+
+
 async def _require(tx: Tx, property_id: str) -> Row:
     row = await tx.one("SELECT * FROM contact_properties WHERE account = ? AND id = ?",
                        (tx.account, property_id))

@@ -1,6 +1,7 @@
 """Emails: send, batch, schedule, render, deliver. Reference: reference/emails.md.
 
-`service` is what other groups and side channels call (`send_email`, `serialize_email`, `email_eml`).
+`service` is what other groups and side channels call (`send_email`, `serialize_email`, `email_eml`,
+`store`); the package also offers the `EmailDraft` that `store` takes and `parse_scheduled_at`.
 """
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from emulator.resources.emails import attachments, metrics, outcomes, scripted, service, tracking
+from emulator.resources.emails.fields import EmailDraft
+from emulator.resources.emails.schedule import parse_scheduled_at
 
 TABLES = [*service.TABLES, *tracking.TABLES, *scripted.TABLES]
 OPS = [*service.OPS, *metrics.OPS, *attachments.OPS]
@@ -15,3 +18,6 @@ OPS = [*service.OPS, *metrics.OPS, *attachments.OPS]
 
 def install(emu: Any) -> None:
     outcomes.install(emu)
+
+
+__all__ = ["OPS", "TABLES", "EmailDraft", "install", "parse_scheduled_at"]
