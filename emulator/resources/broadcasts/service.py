@@ -190,6 +190,7 @@ OPS = [
     Op("broadcasts/remove", "DELETE", "/broadcasts/{id}", http_delete),
     Op("broadcasts/send", "POST", "/broadcasts/{id}/send", http_send),
     Op("broadcasts/cancel", "POST", "/broadcasts/{id}/cancel", http_cancel),
-    # Not in the OpenAPI document; the docs' path. 201 like every create [recommendation in the reference].
-    Op("broadcasts/duplicate", "POST", "/broadcasts/{id}/duplicate", http_duplicate, status=201),
+    # Not in the OpenAPI document; the docs' path, status unstated there. 200: the seed's rule for every
+    # duplicate (00-general §9, as `POST /templates/{id}/duplicate`) outranks broadcasts.md's 201 suggestion.
+    Op("broadcasts/duplicate", "POST", "/broadcasts/{id}/duplicate", http_duplicate),
 ]
