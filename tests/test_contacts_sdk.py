@@ -264,3 +264,27 @@ def test_every_other_async_method_and_declared_fields(emulator: EmulatorServer) 
             assert (await resend.Audiences.remove_async(old["id"]))["deleted"] is True
 
     asyncio.run(scenario())
+
+
+def test_list_items_carry_what_the_sdk_item_types_declare(emulator: EmulatorServer) -> None:
+    from resend.contacts._contact_topic import ContactTopic
+    from resend.contacts.segments._contact_segment import ContactSegment
+    from resend.segments._segment import Segment
+
+    segment_id = resend.Segments.create({"name": "Beta"})["id"]
+    resend.Topics.create({"name": "News", "default_subscription": "opt_in"})
+    resend.ContactProperties.create({"key": "plan", "type": "string"})
+    resend.Contacts.create({"email": "lin@example.org", "segments": [{"id": segment_id}]})
+    resend.Contacts.Imports.create({"file": b"email\na@example.org\n"})
+    lists = [
+        (Segment, resend.Segments.list(), frozenset()),
+        (Topic, resend.Topics.list(), frozenset()),
+        (ContactTopic, resend.Contacts.Topics.list(email="lin@example.org"), frozenset()),
+        (ContactSegment, resend.Contacts.Segments.list({"email": "lin@example.org"}), frozenset()),
+        (ContactImport, resend.Contacts.Imports.list(), frozenset()),
+        # The SDK reuses the single-object type; list items have no `object` (contacts.md §8, OpenAPI).
+        (ContactProperty, resend.ContactProperties.list(), frozenset({"object"})),
+    ]
+    for item_type, listed, but in lists:
+        assert len(listed["data"]) == 1, item_type.__name__
+        declared(item_type, listed["data"][0], but=but)
