@@ -239,7 +239,10 @@ def test_audience_paths_work_on_the_same_rows(client: TestClient) -> None:
     assert response.json() == {"object": "contact", "id": contact_id}
     got = client.get(f"/audiences/{audience}/contacts/lin%40example.org").json()
     assert got == client.get(f"/contacts/{contact_id}").json()
-    assert [c["id"] for c in client.get(f"/audiences/{audience}/contacts").json()["data"]] == [contact_id]
+    listed = client.get(f"/audiences/{audience}/contacts").json()
+    assert listed == {"object": "list", "has_more": False, "data": [
+        {"id": contact_id, "created_at": T0, "email": "lin@example.org", "unsubscribed": False,
+         "first_name": "Lin", "last_name": None}]}
     assert [c["id"] for c in client.get(f"/segments/{audience}/contacts").json()["data"]] == [contact_id]
     response = client.patch(f"/audiences/{audience}/contacts/{contact_id}", json={"unsubscribed": True})
     assert response.json() == {"object": "contact", "id": contact_id}

@@ -229,3 +229,12 @@ def test_metrics_refuse_unknown_names_and_segments(client: TestClient) -> None:
         422, "validation_error",
         "Invalid `sort_by` parameter."
         " Must be one of: `date`, `all_contacts`, `subscribers`, `unsubscribers`.")
+
+
+def test_removing_a_membership_that_does_not_exist_is_a_200(client: TestClient) -> None:
+    segment_id = segment(client, "Beta")
+    contact_id = contact(client, "lin@example.org")
+    response = client.delete(f"/contacts/{contact_id}/segments/{segment_id}")
+    assert (response.status_code, response.json()) == (200, {
+        "object": "contact_segment", "id": contact_id, "contact_id": contact_id, "segment_id": segment_id,
+        "deleted": True})
