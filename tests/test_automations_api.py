@@ -62,43 +62,91 @@ def test_automation_lifecycle(client: TestClient) -> None:
 
 
 @pytest.mark.parametrize(
-    ("steps", "connections", "names"),
+    ("steps", "connections", "message"),
     [
-        ([{"key": "a", "type": "delay", "config": {"duration": "1 hour"}}], [], "trigger"),
-        (STEPS, [{"from": "start", "to": "nowhere"}], "nowhere"),
+        (
+            [{"key": "a", "type": "delay", "config": {"duration": "1 hour"}}],
+            [],
+            "An automation must have exactly one `trigger` step; found 0.",
+        ),
+        (STEPS, [{"from": "start", "to": "nowhere"}], "connections[0].to: `nowhere` is not a step key."),
+        (STEPS, [{"from": "ghost", "to": "wait"}], "connections[0].from: `ghost` is not a step key."),
         (
             [*STEPS, {"key": "wait", "type": "delay", "config": {"duration": "1 hour"}}],
             CONNECTIONS,
-            "Duplicate",
+            "Duplicate step key `wait`: step keys must be unique.",
         ),
         (
             [*STEPS, {"key": "t2", "type": "trigger", "config": {"event_name": "x"}}],
             CONNECTIONS,
-            "exactly one",
+            "An automation must have exactly one `trigger` step; found 2.",
         ),
-        (STEPS, [{"from": "start", "to": "wait", "type": "condition_met"}], "condition_met"),
+        (
+            STEPS,
+            [{"from": "start", "to": "wait", "type": "condition_met"}],
+            "connections[0]: a `trigger` step cannot have a `condition_met` connection (allowed: default).",
+        ),
+        (
+            [*STEPS, {"key": "w", "type": "wait_for_event", "config": {"event_name": "paid"}}],
+            [*CONNECTIONS, {"from": "wait", "to": "w"}, {"from": "w", "to": "wait"}],
+            "connections[2]: a `wait_for_event` step cannot have a `default` connection"
+            " (allowed: event_received, timeout).",
+        ),
+        (
+            STEPS,
+            [{"from": "start", "to": "wait", "type": "sideways"}],
+            "connections[0].type must be one of: default, condition_met, condition_not_met, timeout,"
+            " event_received.",
+        ),
         (
             [STEPS[0], {"key": "wait", "type": "delay", "config": {"duration": "soon"}}],
             CONNECTIONS,
-            "duration",
+            "Invalid `steps[1].config.duration`: use a duration like `30 minutes`, `1 hour` or `2 days`.",
         ),
-        ([STEPS[0], {"key": "x", "type": "teleport", "config": {}}], [], "type"),
-        ([], [], "between 1 and 150"),
+        (
+            [STEPS[0], {"key": "x", "type": "teleport", "config": {}}],
+            [],
+            "steps[1]: `type` must be one of: trigger, send_email, delay, wait_for_event, condition,"
+            " contact_update, contact_delete, add_to_segment.",
+        ),
+        ([], [], "An automation must have between 1 and 150 steps."),
         (
             [STEPS[0]] + [{"key": f"s{n}", "type": "contact_delete", "config": {}} for n in range(150)],
             [],
-            "150",
+            "An automation must have between 1 and 150 steps.",
         ),
-        (STEPS, [{"from": "wait", "to": "start"}], "trigger"),
+        (
+            STEPS,
+            [{"from": "wait", "to": "start"}],
+            "connections[0]: no connection may lead into the trigger step.",
+        ),
     ],
 )
 def test_invalid_graphs_are_422_naming_the_problem(
-    client: TestClient, steps: list[Any], connections: list[Any], names: str
+    client: TestClient, steps: list[Any], connections: list[Any], message: str
 ) -> None:
     response = client.post("/automations", json={"name": "x", "steps": steps, "connections": connections})
-    assert (response.status_code, response.json()["name"]) == (422, "validation_error")
-    assert names in response.json()["message"]
+    assert (response.status_code, response.json()) == (
+        422, {"statusCode": 422, "message": message, "name": "validation_error"})
     assert client.get("/automations").json()["data"] == []
+
+
+def test_150_steps_is_the_most_a_graph_may_have(client: TestClient) -> None:
+    steps = [STEPS[0]] + [{"key": f"s{n}", "type": "contact_delete", "config": {}} for n in range(149)]
+    response = client.post("/automations", json={"name": "x", "steps": steps, "connections": []})
+    assert response.status_code == 201
+
+
+def test_an_invalid_graph_in_an_update_changes_nothing(client: TestClient) -> None:
+    automation_id = created(create(client))
+    refused = client.patch(
+        f"/automations/{automation_id}",
+        json={"name": "Renamed", "steps": STEPS, "connections": [{"from": "start", "to": "nowhere"}]},
+    )
+    assert (refused.status_code, refused.json()["message"]) == (
+        422, "connections[0].to: `nowhere` is not a step key.")
+    after = client.get(f"/automations/{automation_id}").json()
+    assert (after["name"], after["connections"]) == ("Welcome", CONNECTIONS)
 
 
 @pytest.mark.parametrize(
