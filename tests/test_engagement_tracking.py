@@ -12,7 +12,7 @@ from starlette.testclient import TestClient
 
 from emulator.testing import EmulatorServer
 from tests.conftest import AUTH
-from tests.emails_helpers import Recorder, last_event, send
+from tests.emails_helpers import Recorder, advance, last_event, send
 from tests.ui_helpers import running_server
 from tests.webhooks_helpers import running_receiver, verify_all, verify_svix
 
@@ -133,3 +133,14 @@ def test_httpx_click_gives_a_redirect_and_a_verified_webhook(live: EmulatorServe
         assert (event["type"], event["data"]["email_id"]) == ("email.clicked", email_id)
         assert event["data"]["click"]["link"] == "https://acme.dev/pricing?a=1&b=2"
         assert event["data"]["click"]["ipAddress"] == "127.0.0.1"
+
+
+def test_a_click_before_the_simulated_delivery_keeps_last_event_clicked(client: TestClient) -> None:
+    """QA may follow a link as soon as the email is in the outbox, before the 2 s delivery on the clock."""
+    recorder = Recorder(client)
+    tracking_domain(client, click_tracking=True)
+    email_id = send(client, html=HTML)
+    client.get(path_of(hrefs(client.get(f"/emails/{email_id}").json()["html"])[0]), follow_redirects=False)
+    advance(client, 2)
+    assert recorder.types(email_id) == ["email.sent", "email.clicked", "email.delivered"]
+    assert last_event(client, email_id) == "clicked"
