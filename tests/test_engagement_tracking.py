@@ -144,3 +144,31 @@ def test_a_click_before_the_simulated_delivery_keeps_last_event_clicked(client: 
     advance(client, 2)
     assert recorder.types(email_id) == ["email.sent", "email.clicked", "email.delivered"]
     assert last_event(client, email_id) == "clicked"
+
+
+def test_broadcast_clicks_through_tracking_urls_count_in_its_clicked_links(client: TestClient) -> None:
+    tracking_domain(client, click_tracking=True)
+    segment_id = client.post("/segments", json={"name": "All"}).json()["id"]
+    for email in ("ada@example.org", "bob@example.org"):
+        contact_id = client.post("/contacts", json={"email": email}).json()["id"]
+        client.post(f"/contacts/{contact_id}/segments/{segment_id}")
+    html = ('<a href="https://acme.dev/pricing">Pricing</a> <a href="https://acme.dev/blog">Blog</a>'
+            ' <a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a>')
+    broadcast_id = client.post("/broadcasts", json={
+        "segment_id": segment_id, "from": "news@mail.acme.dev", "subject": "News", "html": html,
+        "send": True}).json()["id"]
+    assert client.post("/_emulator/flush").status_code == 200
+    sent = {email["to"][0]: email["id"] for email in client.get("/_emulator/outbox").json()["data"]}
+    links = {to: hrefs(client.get(f"/emails/{email_id}").json()["html"]) for to, email_id in sent.items()}
+    assert all("/_emulator/t/click/" in link for found in links.values() for link in found[:2])
+    assert all("/_emulator/unsubscribe/" in found[2] for found in links.values())  # left alone
+    for to, index in [("ada@example.org", 0), ("ada@example.org", 0), ("bob@example.org", 0),
+                      ("bob@example.org", 1)]:
+        assert client.get(path_of(links[to][index]), follow_redirects=False).status_code == 302
+    assert client.get(f"/broadcasts/{broadcast_id}/clicked-links").json() == {
+        "object": "list", "has_more": False, "data": [
+            {"id": "b2Zmc2V0OjA", "url": "https://acme.dev/pricing", "clicks": 3, "unique_clicks": 2},
+            {"id": "b2Zmc2V0OjE", "url": "https://acme.dev/blog", "clicks": 1, "unique_clicks": 1}]}
+    clicked = client.get(f"/broadcasts/{broadcast_id}/recipients?type=clicked&email=ada@example.org").json()
+    assert (clicked["data"][0]["count"], clicked["data"][0]["clicked_links"]) == (
+        2, [{"url": "https://acme.dev/pricing", "clicks": 2}])
