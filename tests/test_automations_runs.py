@@ -259,6 +259,8 @@ def test_stop_cancels_running_runs_and_disabled_automations_do_not_start(client:
         ({"email": "a@b.org"}, (422, "missing_required_field")),
         ({"event": "x", "contact_id": "3f1c2b8e-0000-4000-8000-000000000000"}, (404, "not_found")),
         ({"event": "x", "email": "a@b.org", "payload": [1]}, (422, "validation_error")),
+        ({"event": "x", "email": "not-an-email"}, (422, "validation_error")),
+        ({"event": "", "email": "a@b.org"}, (422, "validation_error")),
     ],
 )
 def test_send_event_refusals(client: TestClient, body: dict[str, Any], expected: tuple[int, str]) -> None:
@@ -315,3 +317,20 @@ def test_wait_for_event_filter_lets_only_matching_events_through(client: TestCli
     assert [email["subject"] for email in outbox(client)] == ["Big order"]
     [run] = runs(client, automation_id)
     assert (run["status"], run["steps"][1]["output"]) == ("completed", {"event": {"total": 120}})
+
+
+def test_send_event_refusal_messages(client: TestClient) -> None:
+    for body, message in [
+        ({"event": "x"}, "Provide exactly one of `contact_id` or `email`."),
+        ({"email": "a@b.org"}, "Missing `event` field."),
+        ({"event": "x", "email": "a@b.org", "payload": [1]}, "The `payload` field must be an `object`."),
+        ({"event": "x", "email": "Ada <a@b.org>"},
+         "Invalid `email` field. The email address needs to follow the `email@example.com` format."),
+    ]:
+        assert client.post("/events/send", json=body).json()["message"] == message
+
+
+def test_an_event_nothing_listens_to_is_accepted_and_creates_no_contact(client: TestClient) -> None:
+    send_event(client, event="nobody.listens", email="new@example.org", payload={"a": 1})
+    assert client.post("/_emulator/flush").status_code == 200
+    assert client.get("/contacts").json()["data"] == []
