@@ -131,6 +131,46 @@ def test_invalid_graphs_are_422_naming_the_problem(
     assert client.get("/automations").json()["data"] == []
 
 
+COND = "steps[1].config"
+
+
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        ({"type": "maybe"}, f"{COND}: a condition needs a rule tree (`type` rule, and or or)."),
+        ({"type": "and", "rules": []}, f"{COND}: an `and` rule needs a non-empty `rules` array."),
+        (
+            {"type": "or", "rules": [{"type": "rule", "field": "contact.plan", "operator": "like"}]},
+            f"{COND}.rules[0].operator must be one of: eq, neq, gt, gte, lt, lte, contains, starts_with,"
+            " ends_with, exists, is_empty.",
+        ),
+        (
+            {"type": "rule", "operator": "eq", "value": 1},
+            f"{COND}: a rule needs a `field` such as `contact.plan` or `event.total`.",
+        ),
+        (
+            {"type": "rule", "field": "event.total", "operator": "gt"},
+            f"{COND}: the `gt` operator needs a `value`.",
+        ),
+    ],
+)
+def test_condition_rule_trees_are_checked(client: TestClient, rule: dict[str, Any], message: str) -> None:
+    steps = [STEPS[0], {"key": "check", "type": "condition", "config": rule}]
+    response = client.post("/automations", json={"name": "x", "steps": steps, "connections": []})
+    assert (response.status_code, response.json()["message"]) == (422, message)
+
+
+def test_a_wait_for_event_filter_is_checked_like_a_condition(client: TestClient) -> None:
+    exists = {"type": "rule", "field": "event.total", "operator": "exists"}
+    config: dict[str, Any] = {"event_name": "paid", "filter_rule": exists}
+    steps = [STEPS[0], {"key": "w", "type": "wait_for_event", "config": config}]
+    response = client.post("/automations", json={"name": "x", "steps": steps, "connections": []})
+    assert response.status_code == 201
+    config["filter_rule"] = {"type": "rule", "field": "event.total", "operator": "~"}
+    response = client.post("/automations", json={"name": "x", "steps": steps, "connections": []})
+    assert response.json()["message"].startswith("steps[1].config.filter_rule.operator must be one of: eq,")
+
+
 def test_150_steps_is_the_most_a_graph_may_have(client: TestClient) -> None:
     steps = [STEPS[0]] + [{"key": f"s{n}", "type": "contact_delete", "config": {}} for n in range(149)]
     response = client.post("/automations", json={"name": "x", "steps": steps, "connections": []})
