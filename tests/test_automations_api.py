@@ -209,8 +209,18 @@ def test_create_refusals(client: TestClient, body: dict[str, Any], expected: tup
 
 def test_update_rules(client: TestClient) -> None:
     automation_id = created(create(client))
-    assert client.patch(f"/automations/{automation_id}", json={"steps": STEPS}).status_code == 422
-    assert client.patch(f"/automations/{automation_id}", json={}).status_code == 422
+    for body, name, message in [
+        ({"steps": STEPS}, "validation_error", "`steps` and `connections` must be updated together."),
+        ({}, "missing_required_field",
+         "Provide at least one of `name`, `status`, or `steps` with `connections`."),
+        ({"status": None}, "validation_error",
+         "Invalid `status` field. Must be one of: `enabled`, `disabled`."),
+        ({"name": ""}, "validation_error", "The `name` field must not be empty."),
+        ({"steps": None, "connections": None}, "missing_required_field", "Missing `steps` field."),
+    ]:
+        response = client.patch(f"/automations/{automation_id}", json=body)
+        assert response.json() == {"statusCode": 422, "message": message, "name": name}
+    assert client.get(f"/automations/{automation_id}").json()["status"] == "disabled"
     assert client.patch(f"/automations/{UNKNOWN}", json={"name": "x"}).status_code == 404
     renamed = client.patch(
         f"/automations/{automation_id}", json={"name": "New", "steps": STEPS[:1], "connections": []}
