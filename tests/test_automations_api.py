@@ -171,6 +171,23 @@ def test_a_wait_for_event_filter_is_checked_like_a_condition(client: TestClient)
     assert response.json()["message"].startswith("steps[1].config.filter_rule.operator must be one of: eq,")
 
 
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"template": "welcome"}, "steps[1]: a `send_email` step needs `config.template.id`."),
+        ({"template": {"id": 7}}, "steps[1]: a `send_email` step needs `config.template.id`."),
+        (
+            {"template": {"id": "t", "variables": [1]}},
+            "steps[1]: `config.template.variables` must be an object.",
+        ),
+    ],
+)
+def test_send_email_configs_are_checked(client: TestClient, config: Any, message: str) -> None:
+    steps = [STEPS[0], {"key": "mail", "type": "send_email", "config": config}]
+    response = client.post("/automations", json={"name": "x", "steps": steps, "connections": []})
+    assert (response.status_code, response.json()["message"]) == (422, message)
+
+
 def test_150_steps_is_the_most_a_graph_may_have(client: TestClient) -> None:
     steps = [STEPS[0]] + [{"key": f"s{n}", "type": "contact_delete", "config": {}} for n in range(149)]
     response = client.post("/automations", json={"name": "x", "steps": steps, "connections": []})

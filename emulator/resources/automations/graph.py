@@ -49,8 +49,12 @@ def _check_config(step: dict[str, Any], where: str) -> None:
         duration(config.get("duration"), f"{where}.config.duration")
     if kind == "wait_for_event" and config.get("timeout") is not None:
         duration(config["timeout"], f"{where}.config.timeout")
-    if kind == "send_email" and not isinstance((config.get("template") or {}).get("id"), str):
-        raise invalid(f"{where}: a `send_email` step needs `config.template.id`.")
+    if kind == "send_email":
+        template = config.get("template")
+        if not isinstance(template, dict) or not isinstance(template.get("id"), str):
+            raise invalid(f"{where}: a `send_email` step needs `config.template.id`.")
+        if not isinstance(template.get("variables") or {}, dict):
+            raise invalid(f"{where}: `config.template.variables` must be an object.")
     if kind == "add_to_segment" and not isinstance(config.get("segment_id"), str):
         raise invalid(f"{where}: an `add_to_segment` step needs `config.segment_id`.")
     if kind == "condition":
