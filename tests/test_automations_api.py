@@ -310,3 +310,21 @@ def test_send_event_coerces_the_payload_to_the_schema(client: TestClient) -> Non
         "/events/send", json={"event": "paid", "email": "a@b.org", "payload": {"seats": "many"}}
     )
     assert (refused.status_code, refused.json()["name"]) == (422, "validation_error")
+
+
+@pytest.mark.parametrize("path", ["/automations", "/events", "/automations/{id}/runs"])
+@pytest.mark.parametrize("query", ["limit=0", "limit=101", "limit=x", "after={cursor}&before={cursor}",
+                                   "after=3f1c2b8e-0000-4000-8000-000000000000"])
+def test_lists_follow_the_seed_pagination_rules(client: TestClient, path: str, query: str) -> None:
+    automation_id = created(create(client))
+    cursor = created(client.post("/events", json={"name": "e"})) if path == "/events" else automation_id
+    response = client.get(f"{path.format(id=automation_id)}?{query.format(cursor=cursor)}")
+    assert (response.status_code, response.json()["name"]) == (422, "validation_error")
+
+
+def test_automations_page_newest_first(client: TestClient) -> None:
+    ids = [created(create(client, name=f"A{n}")) for n in range(3)]
+    first = client.get("/automations?limit=2").json()
+    assert ([item["id"] for item in first["data"]], first["has_more"]) == ([ids[2], ids[1]], True)
+    rest = client.get(f"/automations?limit=2&after={ids[1]}").json()
+    assert ([item["id"] for item in rest["data"]], rest["has_more"]) == ([ids[0]], False)

@@ -131,8 +131,12 @@ def test_httpx_click_gives_a_redirect_and_a_verified_webhook(live: EmulatorServe
         assert verify_all(secret, delivery)[1:] == [delivery.json, delivery.json]
         event = delivery.json
         assert (event["type"], event["data"]["email_id"]) == ("email.clicked", email_id)
-        assert event["data"]["click"]["link"] == "https://acme.dev/pricing?a=1&b=2"
-        assert event["data"]["click"]["ipAddress"] == "127.0.0.1"
+        click = event["data"]["click"]
+        assert {key: click[key] for key in ("ipAddress", "link", "userAgent")} == {
+            "ipAddress": "127.0.0.1", "link": "https://acme.dev/pricing?a=1&b=2",
+            "userAgent": f"python-httpx/{httpx.__version__}"}
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", click["timestamp"])
+        assert api.get(f"/emails/{email_id}").json()["last_event"] == "clicked"
 
 
 def test_a_click_before_the_simulated_delivery_keeps_last_event_clicked(client: TestClient) -> None:
