@@ -246,6 +246,14 @@ def test_stop_cancels_running_runs_and_disabled_automations_do_not_start(client:
     stopped = client.post(f"/automations/{automation_id}/stop").json()
     assert stopped == {"object": "automation", "id": automation_id, "status": "disabled"}
     assert [run["status"] for run in runs(client, automation_id)] == ["cancelled"]
+    [cancelled] = runs(client, automation_id)
+    assert (cancelled["completed_at"], cancelled["steps"][-1]["key"]) == (
+        "2026-05-14 09:00:00.000+00", "wait")
+    by_status = {query: [run["status"] for run in client.get(
+        f"/automations/{automation_id}/runs?status={query}").json()["data"]]
+        for query in ("running", "cancelled", "running,cancelled", "completed,failed")}
+    assert by_status == {"running": [], "cancelled": ["cancelled"], "running,cancelled": ["cancelled"],
+                         "completed,failed": []}
     advance(client, 86400)
     send_event(client, event="cart.created", email="lin@example.org")
     assert outbox(client) == [] and len(runs(client, automation_id)) == 1

@@ -84,3 +84,10 @@ def test_unknown_or_malformed_ids(client: TestClient) -> None:
     missing = client.get("/logs/3f1c2b8e-0000-4000-8000-000000000000")
     assert (missing.status_code, missing.json()) == (404, {"statusCode": 404, "message": "Log not found",
                                                            "name": "not_found"})
+
+
+def test_the_list_is_always_paginated_twenty_by_default(client: TestClient) -> None:
+    for _ in range(25):
+        client.get("/domains")
+    listed = client.get("/logs").json()
+    assert (len(listed["data"]), listed["has_more"]) == (20, True)
