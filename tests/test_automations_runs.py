@@ -182,6 +182,13 @@ def test_wait_for_event_follows_timeout_when_the_clock_passes_it(client: TestCli
     send_event(client, event="order.paid", email="lin@example.org")  # too late: nothing more
     assert len(outbox(client)) == 1
     [run] = runs(client, automation_id)
+    assert (run["status"], run["completed_at"]) == ("completed", "2026-05-15 09:00:00.000+00")
+    steps = [(step["key"], step["status"], step["started_at"], step["completed_at"]) for step in run["steps"]]
+    assert steps == [
+        ("start", "completed", "2026-05-14 09:00:00.000+00", "2026-05-14 09:00:00.000+00"),
+        ("wait", "completed", "2026-05-14 09:00:00.000+00", "2026-05-15 09:00:00.000+00"),
+        ("nudge", "completed", "2026-05-15 09:00:00.000+00", "2026-05-15 09:00:00.000+00"),
+    ]
     assert run["steps"][1]["output"] == {"timed_out": True}
 
 
@@ -196,6 +203,9 @@ def test_wait_for_event_follows_event_received_when_it_comes_first(client: TestC
     assert len(outbox(client)) == 1  # the timeout no longer fires
     [run] = runs(client, automation_id)
     assert (run["status"], run["steps"][1]["output"]) == ("completed", {"event": {"total": 42}})
+    assert [(step["key"], step["completed_at"]) for step in run["steps"]] == [
+        ("start", "2026-05-14 09:00:00.000+00"), ("wait", "2026-05-14 10:00:00.000+00"),
+        ("thanks", "2026-05-14 10:00:00.000+00")]
 
 
 def test_contact_steps(client: TestClient) -> None:
