@@ -39,7 +39,7 @@ def test_usage_counts_the_accounts_rows(client: TestClient) -> None:
         "object": "usage",
         "emails": {
             "daily": {"used": 3, "sent": 3, "received": 0, "resets_at": "2026-05-15T00:00:00.000Z",
-                      "limit": None},
+                      "limit": 100},
             "monthly": {"used": 3, "sent": 3, "received": 0, "resets_at": "2026-06-01T00:00:00.000Z",
                         "limit": 3000},
         },
