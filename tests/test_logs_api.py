@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from starlette.testclient import TestClient
 
@@ -23,14 +25,28 @@ def test_requests_are_listed_newest_first_and_read_back_whole(client: TestClient
     assert post["created_at"] == "2026-05-14 09:00:00.000+00"
 
 
+async def _stored_bodies(emu: Any) -> str:
+    async with emu.transaction("default") as tx:
+        tx.include_deferred()
+        rows = await tx.all("SELECT request_body, response_body FROM request_logs")
+    return repr([tuple(row) for row in rows])
+
+
 def test_no_secret_reaches_a_stored_body(client: TestClient) -> None:
     created = client.post("/api-keys", json={"name": "ci"}).json()
     hook = client.post("/webhooks", json={"endpoint": "http://127.0.0.1:9/h",
                                           "events": ["email.sent"]}).json()
     client.get(f"/webhooks/{hook['id']}")
+    rotated = client.post(f"/webhooks/{hook['id']}/signing-secret/rotate").json()["signing_secret"]
     logs = [client.get(f"/logs/{item['id']}").json() for item in client.get("/logs").json()["data"]]
     stored = repr(logs)
-    assert created["token"] not in stored and hook["signing_secret"] not in stored and KEY not in stored
+    for secret in (created["token"], hook["signing_secret"], rotated, KEY):
+        assert secret not in stored
+    # The stored rows themselves, not only the API's view of them.
+    dump = client.portal.call(_stored_bodies, client.app.state.emu)  # type: ignore[attr-defined]
+    assert "[redacted]" in dump
+    for secret in (created["token"], hook["signing_secret"], rotated, KEY):
+        assert secret not in dump
     key_log = next(log for log in logs if log["endpoint"] == "/api-keys")
     assert key_log["response_body"] == {**created, "token": "[redacted]"}
 
