@@ -29,7 +29,7 @@ async def _stored_bodies(emu: Any) -> str:
     async with emu.transaction("default") as tx:
         tx.include_deferred()
         rows = await tx.all("SELECT request_body, response_body FROM request_logs")
-    return repr([tuple(row) for row in rows])
+    return repr([(row["request_body"], row["response_body"]) for row in rows])
 
 
 def test_no_secret_reaches_a_stored_body(client: TestClient) -> None:
