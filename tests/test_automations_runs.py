@@ -136,7 +136,11 @@ def test_free_plan_takes_the_other_branch(client: TestClient) -> None:
                 },
             },
             {"key": "pro", "type": "send_email", "config": {"template": {"id": pro}}},
-            {"key": "free", "type": "send_email", "config": {"template": {"id": free}}},
+            {
+                "key": "free",
+                "type": "send_email",
+                "config": {"template": {"id": free, "variables": {"NAME": {"var": "contact.first_name"}}}},
+            },
         ],
         connections=[
             {"from": "start", "to": "is_pro"},
@@ -144,9 +148,12 @@ def test_free_plan_takes_the_other_branch(client: TestClient) -> None:
             {"from": "is_pro", "to": "free", "type": "condition_not_met"},
         ],
     )
-    contact_id = contact(client, "bob@example.org", properties={"plan": "free"})
+    contact_id = contact(client, "bob@example.org", first_name="Bob", properties={"plan": "free"})
     send_event(client, event="user.created", contact_id=contact_id, payload={"seats": 3})
-    assert [email["subject"] for email in outbox(client)] == ["Free"]
+    [email] = outbox(client)
+    assert (email["subject"], email["to"]) == ("Free", ["bob@example.org"])
+    sent = client.get(f"/emails/{email['id']}").json()  # through the emails pipeline: GET /emails knows it
+    assert (sent["html"], sent["last_event"]) == ("<p>Free Bob</p>", "sent")
 
 
 def wait_flow(client: TestClient) -> str:
