@@ -52,7 +52,11 @@ def test_automation_lifecycle(client: TestClient) -> None:
     }
     copy = client.post(f"/automations/{automation_id}/duplicate")
     assert copy.status_code == 201
-    assert client.get(f"/automations/{copy.json()['id']}").json()["status"] == "disabled"
+    copy_id = copy.json()["id"]
+    assert copy.json() == {"object": "automation", "id": copy_id}
+    assert client.get(f"/automations/{copy_id}").json() == {  # the same graph, disabled
+        "object": "automation", "id": copy_id, "name": "Welcome", "status": "disabled", "created_at": T0,
+        "updated_at": T0, "steps": STEPS, "connections": CONNECTIONS}
     assert client.delete(f"/automations/{automation_id}").json() == {
         "object": "automation",
         "id": automation_id,
