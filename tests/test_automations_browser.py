@@ -40,8 +40,11 @@ def test_logs_and_automations_tabs(server: EmulatorServer) -> None:
             browser = driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page()
             page.goto(f"{server.url}/_emulator/ui/logs")
-            expect(page.locator("#logs .log").first).to_contain_text("POST /events/send")
-            expect(page.locator("#logs")).to_contain_text("qa-check/1")
+            newest = page.locator("#logs .log").first
+            expect(newest).to_contain_text("POST /events/send")
+            expect(newest.locator(".badge")).to_have_text("202")
+            expect(newest.locator("time")).to_have_text("2026-05-14 09:00:00")
+            expect(newest).to_contain_text("qa-check/1")
             expect(page.locator("#logs")).to_contain_text("[redacted]")
             assert token not in page.content()
             page.click("nav.sections >> text=Automations")
@@ -54,4 +57,16 @@ def test_logs_and_automations_tabs(server: EmulatorServer) -> None:
             run.locator("summary").click()
             expect(run.locator(".timeline")).to_contain_text("start")
             expect(run.locator(".timeline")).to_contain_text("running")
+            # An hour later on the clock the delay is done: the run and each step show completed, with times.
+            assert api.post("/_emulator/clock/advance", json={"seconds": 3600}).status_code == 200
+            page.reload()
+            run = page.locator(f'.automation[data-id="{automation_id}"] details.run').first
+            expect(run).to_have_attribute("data-status", "completed")
+            run.locator("summary").click()
+            steps = run.locator(".timeline li")
+            expect(steps).to_have_count(2)
+            expect(steps.nth(0)).to_contain_text("trigger · completed")
+            expect(steps.nth(0).locator("time")).to_have_text(["2026-05-14 09:00:00", "2026-05-14 09:00:00"])
+            expect(steps.nth(1)).to_contain_text("delay · completed")
+            expect(steps.nth(1).locator("time")).to_have_text(["2026-05-14 09:00:00", "2026-05-14 10:00:00"])
             browser.close()

@@ -51,7 +51,16 @@ def runs(client: TestClient, automation_id: str) -> list[dict[str, Any]]:
     return [client.get(f"/automations/{automation_id}/runs/{run['id']}").json() for run in listed]
 
 
-def test_delay_then_condition_sends_the_right_template(client: TestClient) -> None:
+@pytest.mark.parametrize(
+    ("plan", "subject", "html", "branch"),
+    [
+        ("pro", "Pro welcome", "<p>Welcome to Pro, Ada</p>", "send_pro"),
+        ("free", "Free welcome", "<p>Welcome, there</p>", "send_free"),
+    ],
+)
+def test_delay_then_condition_sends_the_right_template(
+    client: TestClient, plan: str, subject: str, html: str, branch: str
+) -> None:
     prop(client, "plan")
     pro = template(client, "Pro welcome", "<p>Welcome to Pro, {{{NAME}}}</p>")
     free = template(client, "Free welcome", "<p>Welcome, {{{NAME}}}</p>")
@@ -79,15 +88,16 @@ def test_delay_then_condition_sends_the_right_template(client: TestClient) -> No
             {"from": "is_pro", "to": "send_free", "type": "condition_not_met"},
         ],
     )
-    contact(client, "ada@example.org", properties={"plan": "pro"})
+    contact(client, "ada@example.org", properties={"plan": plan})
     send_event(client, event="user.created", email="ada@example.org", payload={"name": "Ada"})
     assert outbox(client) == []
+    assert [run["status"] for run in runs(client, automation_id)] == ["running"]
     advance(client, 3599)
     assert outbox(client) == []
     advance(client, 1)
     [email] = outbox(client)
-    assert (email["to"], email["subject"]) == (["ada@example.org"], "Pro welcome")
-    assert client.get(f"/emails/{email['id']}").json()["html"] == "<p>Welcome to Pro, Ada</p>"
+    assert (email["to"], email["subject"]) == (["ada@example.org"], subject)
+    assert client.get(f"/emails/{email['id']}").json()["html"] == html
     [run] = runs(client, automation_id)
     assert (run["status"], run["started_at"], run["completed_at"]) == (
         "completed",
@@ -98,8 +108,12 @@ def test_delay_then_condition_sends_the_right_template(client: TestClient) -> No
         ("start", "completed", "2026-05-14 09:00:00.000+00"),
         ("wait", "completed", "2026-05-14 10:00:00.000+00"),
         ("is_pro", "completed", "2026-05-14 10:00:00.000+00"),
-        ("send_pro", "completed", "2026-05-14 10:00:00.000+00"),
+        (branch, "completed", "2026-05-14 10:00:00.000+00"),
     ]
+    assert [step["started_at"] for step in run["steps"]] == [
+        "2026-05-14 09:00:00.000+00", "2026-05-14 09:00:00.000+00", "2026-05-14 10:00:00.000+00",
+        "2026-05-14 10:00:00.000+00"]
+    assert run["steps"][2]["output"] == {"met": plan == "pro"}
     assert run["steps"][3]["output"] == {"email_id": email["id"]}
 
 
@@ -122,7 +136,11 @@ def test_free_plan_takes_the_other_branch(client: TestClient) -> None:
                 },
             },
             {"key": "pro", "type": "send_email", "config": {"template": {"id": pro}}},
-            {"key": "free", "type": "send_email", "config": {"template": {"id": free}}},
+            {
+                "key": "free",
+                "type": "send_email",
+                "config": {"template": {"id": free, "variables": {"NAME": {"var": "contact.first_name"}}}},
+            },
         ],
         connections=[
             {"from": "start", "to": "is_pro"},
@@ -130,9 +148,12 @@ def test_free_plan_takes_the_other_branch(client: TestClient) -> None:
             {"from": "is_pro", "to": "free", "type": "condition_not_met"},
         ],
     )
-    contact_id = contact(client, "bob@example.org", properties={"plan": "free"})
+    contact_id = contact(client, "bob@example.org", first_name="Bob", properties={"plan": "free"})
     send_event(client, event="user.created", contact_id=contact_id, payload={"seats": 3})
-    assert [email["subject"] for email in outbox(client)] == ["Free"]
+    [email] = outbox(client)
+    assert (email["subject"], email["to"]) == ("Free", ["bob@example.org"])
+    sent = client.get(f"/emails/{email['id']}").json()  # through the emails pipeline: GET /emails knows it
+    assert (sent["html"], sent["last_event"]) == ("<p>Free Bob</p>", "sent")
 
 
 def wait_flow(client: TestClient) -> str:
@@ -168,6 +189,13 @@ def test_wait_for_event_follows_timeout_when_the_clock_passes_it(client: TestCli
     send_event(client, event="order.paid", email="lin@example.org")  # too late: nothing more
     assert len(outbox(client)) == 1
     [run] = runs(client, automation_id)
+    assert (run["status"], run["completed_at"]) == ("completed", "2026-05-15 09:00:00.000+00")
+    steps = [(step["key"], step["status"], step["started_at"], step["completed_at"]) for step in run["steps"]]
+    assert steps == [
+        ("start", "completed", "2026-05-14 09:00:00.000+00", "2026-05-14 09:00:00.000+00"),
+        ("wait", "completed", "2026-05-14 09:00:00.000+00", "2026-05-15 09:00:00.000+00"),
+        ("nudge", "completed", "2026-05-15 09:00:00.000+00", "2026-05-15 09:00:00.000+00"),
+    ]
     assert run["steps"][1]["output"] == {"timed_out": True}
 
 
@@ -182,6 +210,9 @@ def test_wait_for_event_follows_event_received_when_it_comes_first(client: TestC
     assert len(outbox(client)) == 1  # the timeout no longer fires
     [run] = runs(client, automation_id)
     assert (run["status"], run["steps"][1]["output"]) == ("completed", {"event": {"total": 42}})
+    assert [(step["key"], step["completed_at"]) for step in run["steps"]] == [
+        ("start", "2026-05-14 09:00:00.000+00"), ("wait", "2026-05-14 10:00:00.000+00"),
+        ("thanks", "2026-05-14 10:00:00.000+00")]
 
 
 def test_contact_steps(client: TestClient) -> None:
@@ -232,6 +263,14 @@ def test_stop_cancels_running_runs_and_disabled_automations_do_not_start(client:
     stopped = client.post(f"/automations/{automation_id}/stop").json()
     assert stopped == {"object": "automation", "id": automation_id, "status": "disabled"}
     assert [run["status"] for run in runs(client, automation_id)] == ["cancelled"]
+    [cancelled] = runs(client, automation_id)
+    assert (cancelled["completed_at"], cancelled["steps"][-1]["key"]) == (
+        "2026-05-14 09:00:00.000+00", "wait")
+    by_status = {query: [run["status"] for run in client.get(
+        f"/automations/{automation_id}/runs?status={query}").json()["data"]]
+        for query in ("running", "cancelled", "running,cancelled", "completed,failed")}
+    assert by_status == {"running": [], "cancelled": ["cancelled"], "running,cancelled": ["cancelled"],
+                         "completed,failed": []}
     advance(client, 86400)
     send_event(client, event="cart.created", email="lin@example.org")
     assert outbox(client) == [] and len(runs(client, automation_id)) == 1
@@ -245,8 +284,78 @@ def test_stop_cancels_running_runs_and_disabled_automations_do_not_start(client:
         ({"email": "a@b.org"}, (422, "missing_required_field")),
         ({"event": "x", "contact_id": "3f1c2b8e-0000-4000-8000-000000000000"}, (404, "not_found")),
         ({"event": "x", "email": "a@b.org", "payload": [1]}, (422, "validation_error")),
+        ({"event": "x", "email": "not-an-email"}, (422, "validation_error")),
+        ({"event": "", "email": "a@b.org"}, (422, "validation_error")),
     ],
 )
 def test_send_event_refusals(client: TestClient, body: dict[str, Any], expected: tuple[int, str]) -> None:
     response = client.post("/events/send", json=body)
     assert (response.status_code, response.json()["name"]) == expected
+
+
+def test_a_cycle_of_instant_steps_fails_the_run_instead_of_spinning(client: TestClient) -> None:
+    automation_id = automation(
+        client,
+        steps=[
+            {"key": "start", "type": "trigger", "config": {"event_name": "go"}},
+            {"key": "a", "type": "contact_update", "config": {"first_name": "A"}},
+            {"key": "b", "type": "contact_update", "config": {"first_name": "B"}},
+        ],
+        connections=[{"from": "start", "to": "a"}, {"from": "a", "to": "b"}, {"from": "b", "to": "a"}],
+    )
+    contact(client, "lin@example.org")
+    send_event(client, event="go", email="lin@example.org")
+    assert client.post("/_emulator/flush").status_code == 200
+    [run] = runs(client, automation_id)
+    assert (run["status"], run["steps"][-1]["status"]) == ("failed", "failed")
+    assert run["steps"][-1]["error"] == {"message": "The automation graph loops without waiting."}
+
+
+def test_wait_for_event_filter_lets_only_matching_events_through(client: TestClient) -> None:
+    big = template(client, "Big order", "<p>Big</p>")
+    automation_id = automation(
+        client,
+        steps=[
+            {"key": "start", "type": "trigger", "config": {"event_name": "cart.created"}},
+            {
+                "key": "wait",
+                "type": "wait_for_event",
+                "config": {
+                    "event_name": "order.paid",
+                    "timeout": "1 day",
+                    "filter_rule": {"type": "rule", "field": "event.total", "operator": "gte", "value": 100},
+                },
+            },
+            {"key": "thanks", "type": "send_email", "config": {"template": {"id": big}}},
+        ],
+        connections=[
+            {"from": "start", "to": "wait"},
+            {"from": "wait", "to": "thanks", "type": "event_received"},
+        ],
+    )
+    contact(client, "lin@example.org")
+    send_event(client, event="cart.created", email="lin@example.org")
+    send_event(client, event="order.paid", email="lin@example.org", payload={"total": 20})
+    assert outbox(client) == []
+    assert runs(client, automation_id)[0]["steps"][1]["status"] == "waiting"
+    send_event(client, event="order.paid", email="lin@example.org", payload={"total": 120})
+    assert [email["subject"] for email in outbox(client)] == ["Big order"]
+    [run] = runs(client, automation_id)
+    assert (run["status"], run["steps"][1]["output"]) == ("completed", {"event": {"total": 120}})
+
+
+def test_send_event_refusal_messages(client: TestClient) -> None:
+    for body, message in [
+        ({"event": "x"}, "Provide exactly one of `contact_id` or `email`."),
+        ({"email": "a@b.org"}, "Missing `event` field."),
+        ({"event": "x", "email": "a@b.org", "payload": [1]}, "The `payload` field must be an `object`."),
+        ({"event": "x", "email": "Ada <a@b.org>"},
+         "Invalid `email` field. The email address needs to follow the `email@example.com` format."),
+    ]:
+        assert client.post("/events/send", json=body).json()["message"] == message
+
+
+def test_an_event_nothing_listens_to_is_accepted_and_creates_no_contact(client: TestClient) -> None:
+    send_event(client, event="nobody.listens", email="new@example.org", payload={"a": 1})
+    assert client.post("/_emulator/flush").status_code == 200
+    assert client.get("/contacts").json()["data"] == []

@@ -49,15 +49,28 @@ def test_outbox_open_and_click_are_tracked(server: EmulatorServer) -> None:
             page.goto(f"{server.url}/_emulator/ui/messages/{email_id}")
             frame = page.frame_locator("#preview")
             expect(frame.locator("#go")).to_be_visible()
+            clicked_in_timeline = page.locator("#timeline .event-type", has_text="email.clicked")
+            expect(clicked_in_timeline).to_have_count(0)
+            requested: list[str] = []
+            context.on("request", lambda request: requested.append(request.url))
             with context.expect_page() as opened:
                 frame.locator("#go").click()
             tab = opened.value
             tab.wait_for_load_state()
             assert landing.hits == ["/landing"]  # the tracking URL redirected the new tab to the link
-            assert page.evaluate("window.__pwned") is None
+            # The new tab went through the emulator's tracking URL, which redirected it to the link.
+            navigations = [url for url in requested
+                           if "/_emulator/t/click/" in url or url.startswith(landing.url)]
+            assert len(navigations) == 2 and navigations[0].startswith(f"{server.url}/_emulator/t/click/")
+            assert navigations[1] == f"{landing.url}/landing"
+            assert page.evaluate("window.__pwned") is None and page.title() != "pwned"
             assert events(api, email_id).count("email.clicked") == 1
             assert "email.opened" in events(api, email_id)
             opens = events(api, email_id).count("email.opened")
+            # The activity timeline of the page already open shows the open and the click, live.
+            page.locator("#tab-activity").click()
+            expect(clicked_in_timeline).to_have_count(1)
+            expect(page.locator("#timeline .event-type", has_text="email.opened")).to_have_count(opens)
 
             stored = api.get(f"/emails/{email_id}").json()["html"]
             plain = context.new_page()

@@ -17,32 +17,51 @@ def script(client: TestClient, **body: Any) -> dict[str, Any]:
     return response.json()  # type: ignore[no-any-return]
 
 
+# The real service's text (reference webhooks.md §6.9, issue 17), written out here, not imported.
+HARD_BOUNCE = (
+    "The recipient's email provider sent a hard bounce message, but didn't specify the reason for the hard"
+    " bounce. We recommend removing the recipient's email address from your mailing list. Sending messages"
+    " to addresses that produce hard bounces can have a negative impact on your reputation as a sender."
+)
+
+
+def timeline(recorder: Recorder, email_id: str) -> list[tuple[str, str]]:
+    """(type, clock time) of every event about the email, in the order they were emitted."""
+    return [(e["type"], e["created_at"].strftime("%H:%M:%S")) for e in recorder.events
+            if e["subject_id"] == email_id]
+
+
 def test_delivery_delayed_then_delivered_after_the_minutes(client: TestClient) -> None:
     recorder = Recorder(client)
     script(client, to="lin@example.org", outcome="delivery_delayed", minutes=30)
     email_id = send(client, to="lin@example.org")
     advance(client, 2)
-    assert (last_event(client, email_id), recorder.types(email_id)) == (
-        "delivery_delayed", ["email.sent", "email.delivery_delayed"])
-    advance(client, 30 * 60 - 1)
     assert last_event(client, email_id) == "delivery_delayed"
+    advance(client, 30 * 60 - 1)
+    assert (last_event(client, email_id), timeline(recorder, email_id)) == (
+        "delivery_delayed", [("email.sent", "09:00:00"), ("email.delivery_delayed", "09:00:02")])
     advance(client, 1)
-    assert (last_event(client, email_id), recorder.types(email_id)) == (
-        "delivered", ["email.sent", "email.delivery_delayed", "email.delivered"])
+    assert (last_event(client, email_id), timeline(recorder, email_id)) == ("delivered", [
+        ("email.sent", "09:00:00"), ("email.delivery_delayed", "09:00:02"), ("email.delivered", "09:30:02")])
+    assert recorder.data(email_id, "email.delivery_delayed")["to"] == ["lin@example.org"]
     # Used once: the next email to the address is delivered at once.
     again = send(client, to="lin@example.org")
     advance(client, 2)
-    assert recorder.types(again) == ["email.sent", "email.delivered"]
+    assert timeline(recorder, again) == [("email.sent", "09:30:02"), ("email.delivered", "09:30:04")]
 
 
 def test_failed_with_a_reason(client: TestClient) -> None:
     recorder = Recorder(client)
     email_id = send(client, to="lin@example.org")
     script(client, email_id=email_id, outcome="failed", reason="reached_daily_quota")
-    advance(client, 2)
-    assert recorder.types(email_id) == ["email.sent", "email.failed"]
+    advance(client, 1)
+    assert last_event(client, email_id) == "sent"
+    advance(client, 1)
+    assert timeline(recorder, email_id) == [("email.sent", "09:00:00"), ("email.failed", "09:00:02")]
     assert recorder.data(email_id, "email.failed")["failed"] == {"reason": "reached_daily_quota"}
     assert last_event(client, email_id) == "failed"
+    advance(client, 3600)
+    assert len(timeline(recorder, email_id)) == 2  # failed is final: nothing follows
 
 
 def test_transient_bounce_with_its_subtype_is_not_suppressed(client: TestClient) -> None:
@@ -51,10 +70,12 @@ def test_transient_bounce_with_its_subtype_is_not_suppressed(client: TestClient)
            bounce_subtype="MailboxFull")
     email_id = send(client, to="lin@example.org")
     advance(client, 2)
-    bounce = recorder.data(email_id, "email.bounced")["bounce"]
-    assert (bounce["type"], bounce["subType"], bounce["diagnosticCode"]) == (
-        "Transient", "MailboxFull", ["smtp; 452 4.2.2 mailbox full"])
-    assert "inbox is full" in bounce["message"]
+    assert timeline(recorder, email_id) == [("email.sent", "09:00:00"), ("email.bounced", "09:00:02")]
+    assert recorder.data(email_id, "email.bounced")["bounce"] == {
+        "diagnosticCode": ["smtp; 452 4.2.2 mailbox full"],
+        "message": "The recipient's email provider sent a soft bounce message because the recipient's inbox"
+                   " is full. Resend may succeed in delivering later emails to this address.",
+        "subType": "MailboxFull", "type": "Transient"}
     assert (last_event(client, email_id), recorder.of_type("suppression.added")) == ("bounced", [])
 
 
@@ -63,16 +84,22 @@ def test_permanent_bounce_suppresses_and_says_what_the_real_service_says(client:
     script(client, to="lin@example.org", outcome="bounced")
     email_id = send(client, to="lin@example.org")
     advance(client, 2)
-    bounce = recorder.data(email_id, "email.bounced")["bounce"]
-    assert bounce["message"].startswith("The recipient's email provider sent a hard bounce message")
-    assert (bounce["type"], bounce["subType"]) == ("Permanent", "NoEmail")
-    assert [entry["origin"] for entry in recorder.of_type("suppression.added")] == ["bounce"]
+    assert timeline(recorder, email_id) == [("email.sent", "09:00:00"), ("email.bounced", "09:00:02")]
+    assert recorder.data(email_id, "email.bounced")["bounce"] == {
+        "diagnosticCode": ["smtp; 550 5.1.1 user unknown"], "message": HARD_BOUNCE, "subType": "NoEmail",
+        "type": "Permanent"}
+    assert last_event(client, email_id) == "bounced"
+    assert [(entry["email"], entry["origin"]) for entry in recorder.of_type("suppression.added")] == [
+        ("lin@example.org", "bounce")]
     later = send(client, to="lin@example.org")
     advance(client, 2)
-    suppressed = recorder.data(later, "email.suppressed")["suppressed"]
-    assert suppressed["message"] == ("Resend has suppressed sending to this address because it is on the"
-                                     " account-level suppression list. This does not count toward your"
-                                     " bounce rate metric")
+    assert timeline(recorder, later) == [("email.sent", "09:00:02"), ("email.suppressed", "09:00:04")]
+    assert recorder.data(later, "email.suppressed")["suppressed"] == {
+        "diagnosticCode": ["smtp; 550 5.1.1 recipient is on the account suppression list"],
+        "message": "Resend has suppressed sending to this address because it is on the account-level"
+                   " suppression list. This does not count toward your bounce rate metric",
+        "reason": "previous_bounce", "type": "OnAccountSuppressionList"}
+    assert last_event(client, later) == "suppressed"
 
 
 def test_complained_after_delivery(client: TestClient) -> None:
@@ -82,8 +109,11 @@ def test_complained_after_delivery(client: TestClient) -> None:
     advance(client, 2)
     assert last_event(client, email_id) == "delivered"
     advance(client, 3)
-    assert recorder.types(email_id) == ["email.sent", "email.delivered", "email.complained"]
+    assert timeline(recorder, email_id) == [
+        ("email.sent", "09:00:00"), ("email.delivered", "09:00:02"), ("email.complained", "09:00:05")]
     assert last_event(client, email_id) == "complained"
+    assert [(entry["email"], entry["origin"]) for entry in recorder.of_type("suppression.added")] == [
+        ("lin@example.org", "complaint")]
 
 
 def test_a_script_for_one_address_leaves_other_recipients_alone(client: TestClient) -> None:
@@ -93,22 +123,46 @@ def test_a_script_for_one_address_leaves_other_recipients_alone(client: TestClie
     advance(client, 2)
     assert recorder.data(email_id, "email.delivered")["to"] == ["ada@example.org"]
     assert recorder.data(email_id, "email.failed")["to"] == ["lin@example.org"]
+    assert recorder.data(email_id, "email.failed")["failed"] == {"reason": "reached_daily_quota"}
 
 
-def test_simulated_open_and_click_without_a_browser(client: TestClient) -> None:
+def test_simulated_open_without_a_browser(client: TestClient) -> None:
     recorder = Recorder(client)
     email_id = send(client, to="lin@example.org")
     advance(client, 2)
-    assert client.post(f"/_emulator/emails/{email_id}/open").json()["last_event"] == "opened"
-    clicked = client.post(f"/_emulator/emails/{email_id}/click",
-                          json={"link": "https://acme.dev/a", "user_agent": "Bot/1",
-                                "ip_address": "10.0.0.7"})
-    assert clicked.json()["last_event"] == "clicked"
-    assert recorder.types(email_id) == ["email.sent", "email.delivered", "email.opened", "email.clicked"]
+    opened = client.post(f"/_emulator/emails/{email_id}/open").json()
+    assert opened == {"object": "email", "id": email_id, "last_event": "opened"}
+    advance(client, 60)
+    client.post(f"/_emulator/emails/{email_id}/open")  # a repeat open is an event of its own
+    assert timeline(recorder, email_id) == [("email.sent", "09:00:00"), ("email.delivered", "09:00:02"),
+                                            ("email.opened", "09:00:02"), ("email.opened", "09:01:02")]
+    assert last_event(client, email_id) == "opened"
+
+
+def test_simulated_click_without_a_browser(client: TestClient) -> None:
+    recorder = Recorder(client)
+    email_id = send(client, to="lin@example.org")
+    advance(client, 2)
+    click = {"link": "https://acme.dev/a", "user_agent": "Bot/1", "ip_address": "10.0.0.7"}
+    clicked = client.post(f"/_emulator/emails/{email_id}/click", json=click)
+    assert clicked.json() == {"object": "email", "id": email_id, "last_event": "clicked"}
+    assert timeline(recorder, email_id) == [("email.sent", "09:00:00"), ("email.delivered", "09:00:02"),
+                                            ("email.clicked", "09:00:02")]
     assert recorder.data(email_id, "email.clicked")["click"] == {
         "ipAddress": "10.0.0.7", "link": "https://acme.dev/a", "timestamp": "2026-05-14T09:00:02.000Z",
         "userAgent": "Bot/1"}
     assert last_event(client, email_id) == "clicked"
+
+
+def test_a_simulated_click_on_a_tracking_url_reports_the_original_link(client: TestClient) -> None:
+    recorder = Recorder(client)
+    assert client.post("/domains", json={"name": "mail.acme.dev", "click_tracking": True}).status_code == 201
+    email_id = send(client, html='<a href="https://acme.dev/pricing">Pricing</a>')
+    html = client.get(f"/emails/{email_id}").json()["html"]
+    tracking_url = html.split('href="', 1)[1].split('"', 1)[0]
+    assert "/_emulator/t/click/" in tracking_url
+    client.post(f"/_emulator/emails/{email_id}/click", json={"link": tracking_url})
+    assert recorder.data(email_id, "email.clicked")["click"]["link"] == "https://acme.dev/pricing"
 
 
 def test_scripts_are_listed_and_cleared(client: TestClient) -> None:

@@ -1,5 +1,5 @@
 """The official SDKs' `Webhooks.verify` (Python `resend`, Node `resend` from npm) accept every engagement
-event the emulator now emits: opened, clicked, delivery_delayed, failed, bounced."""
+event the emulator now emits: opened, clicked, delivery_delayed, failed, bounced, complained, suppressed."""
 
 from __future__ import annotations
 
@@ -20,7 +20,9 @@ from tests.conftest import AUTH
 from tests.ui_helpers import running_server
 from tests.webhooks_helpers import Received, running_receiver
 
-EVENTS = ["email.opened", "email.clicked", "email.delivery_delayed", "email.failed", "email.bounced"]
+EVENTS = ["email.opened", "email.clicked", "email.delivery_delayed", "email.failed", "email.bounced",
+          "email.complained", "email.suppressed"]
+OUTCOMES = ("delivery_delayed", "failed", "bounced", "complained")
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
 NODE_DIR = CACHE / "resend-emulator-tests" / "node-sdk"
 NODE_VERIFY = """
@@ -57,17 +59,22 @@ def server() -> Iterator[EmulatorServer]:
 
 def engagement_events(api: httpx.Client, receiver_url: str) -> str:
     secret = api.post("/webhooks", json={"endpoint": receiver_url, "events": EVENTS}).json()["signing_secret"]
-    for outcome in ("delivery_delayed", "failed", "bounced"):
+    for outcome in OUTCOMES:
         api.post("/_emulator/outcomes",
                  json={"to": f"{outcome}@example.org", "outcome": outcome, "minutes": 0})
-    sent = [api.post("/emails", json={"from": "hi@acme.dev", "to": f"{outcome}@example.org", "subject": "Hi",
-                                      "html": "<p>Hi</p>"}).json()["id"]
-            for outcome in ("delivery_delayed", "failed", "bounced")]
+    sent = [send(api, f"{outcome}@example.org") for outcome in OUTCOMES]
     api.post(f"/_emulator/emails/{sent[0]}/open")
     api.post(f"/_emulator/emails/{sent[0]}/click", json={"link": "https://acme.dev/"})
     assert api.post("/_emulator/clock/advance", json={"seconds": 5}).status_code == 200
+    send(api, "bounced@example.org")  # on the suppression list since its hard bounce
+    assert api.post("/_emulator/clock/advance", json={"seconds": 5}).status_code == 200
     assert api.post("/_emulator/flush").status_code == 200
     return str(secret)
+
+
+def send(api: httpx.Client, to: str) -> str:
+    body = {"from": "hi@acme.dev", "to": to, "subject": "Hi", "html": "<p>Hi</p>"}
+    return str(api.post("/emails", json=body).json()["id"])
 
 
 def python_verify(secret: str, delivery: Received) -> str:

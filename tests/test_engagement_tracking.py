@@ -12,7 +12,7 @@ from starlette.testclient import TestClient
 
 from emulator.testing import EmulatorServer
 from tests.conftest import AUTH
-from tests.emails_helpers import Recorder, last_event, send
+from tests.emails_helpers import Recorder, advance, last_event, send
 from tests.ui_helpers import running_server
 from tests.webhooks_helpers import running_receiver, verify_all, verify_svix
 
@@ -45,7 +45,8 @@ def test_click_tracking_rewrites_http_links_only(client: TestClient) -> None:
                          "{{{RESEND_UNSUBSCRIBE_URL}}}"]
     assert "/_emulator/t/open/" not in html  # open tracking is off
     eml = client.get(f"/_emulator/outbox/{email_id}.eml").text
-    assert "/_emulator/t/click/" in eml.replace("=\r\n", "")
+    assert links[0] in eml.replace("=\r\n", "").replace("=3D", "=")
+    assert client.get(f"/_emulator/outbox/{email_id}").json()["html"] == html  # the outbox JSON too
 
 
 def test_following_a_link_redirects_and_records_the_click(client: TestClient) -> None:
@@ -103,9 +104,10 @@ def test_opens_and_clicks_count_in_metrics(client: TestClient) -> None:
     assert opened is not None
     for _ in range(2):
         client.get(path_of(opened.group(1)))
-    client.get(path_of(hrefs(html)[0]), follow_redirects=False)
+    for _ in range(3):  # the same link three times: every click is counted, the email once
+        client.get(path_of(hrefs(html)[0]), follow_redirects=False)
     metrics = client.get("/emails/metrics?metrics=opened,unique_opened,clicked,unique_clicked").json()
-    assert metrics["totals"] == {"opened": 2, "unique_opened": 1, "clicked": 1, "unique_clicked": 1}
+    assert metrics["totals"] == {"opened": 2, "unique_opened": 1, "clicked": 3, "unique_clicked": 1}
 
 
 @pytest.fixture
@@ -131,5 +133,48 @@ def test_httpx_click_gives_a_redirect_and_a_verified_webhook(live: EmulatorServe
         assert verify_all(secret, delivery)[1:] == [delivery.json, delivery.json]
         event = delivery.json
         assert (event["type"], event["data"]["email_id"]) == ("email.clicked", email_id)
-        assert event["data"]["click"]["link"] == "https://acme.dev/pricing?a=1&b=2"
-        assert event["data"]["click"]["ipAddress"] == "127.0.0.1"
+        click = event["data"]["click"]
+        assert {key: click[key] for key in ("ipAddress", "link", "userAgent")} == {
+            "ipAddress": "127.0.0.1", "link": "https://acme.dev/pricing?a=1&b=2",
+            "userAgent": f"python-httpx/{httpx.__version__}"}
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", click["timestamp"])
+        assert api.get(f"/emails/{email_id}").json()["last_event"] == "clicked"
+
+
+def test_a_click_before_the_simulated_delivery_keeps_last_event_clicked(client: TestClient) -> None:
+    """QA may follow a link as soon as the email is in the outbox, before the 2 s delivery on the clock."""
+    recorder = Recorder(client)
+    tracking_domain(client, click_tracking=True)
+    email_id = send(client, html=HTML)
+    client.get(path_of(hrefs(client.get(f"/emails/{email_id}").json()["html"])[0]), follow_redirects=False)
+    advance(client, 2)
+    assert recorder.types(email_id) == ["email.sent", "email.clicked", "email.delivered"]
+    assert last_event(client, email_id) == "clicked"
+
+
+def test_broadcast_clicks_through_tracking_urls_count_in_its_clicked_links(client: TestClient) -> None:
+    tracking_domain(client, click_tracking=True)
+    segment_id = client.post("/segments", json={"name": "All"}).json()["id"]
+    for email in ("ada@example.org", "bob@example.org"):
+        contact_id = client.post("/contacts", json={"email": email}).json()["id"]
+        client.post(f"/contacts/{contact_id}/segments/{segment_id}")
+    html = ('<a href="https://acme.dev/pricing">Pricing</a> <a href="https://acme.dev/blog">Blog</a>'
+            ' <a href="{{{RESEND_UNSUBSCRIBE_URL}}}">Unsubscribe</a>')
+    broadcast_id = client.post("/broadcasts", json={
+        "segment_id": segment_id, "from": "news@mail.acme.dev", "subject": "News", "html": html,
+        "send": True}).json()["id"]
+    assert client.post("/_emulator/flush").status_code == 200
+    sent = {email["to"][0]: email["id"] for email in client.get("/_emulator/outbox").json()["data"]}
+    links = {to: hrefs(client.get(f"/emails/{email_id}").json()["html"]) for to, email_id in sent.items()}
+    assert all("/_emulator/t/click/" in link for found in links.values() for link in found[:2])
+    assert all("/_emulator/unsubscribe/" in found[2] for found in links.values())  # left alone
+    for to, index in [("ada@example.org", 0), ("ada@example.org", 0), ("bob@example.org", 0),
+                      ("bob@example.org", 1)]:
+        assert client.get(path_of(links[to][index]), follow_redirects=False).status_code == 302
+    assert client.get(f"/broadcasts/{broadcast_id}/clicked-links").json() == {
+        "object": "list", "has_more": False, "data": [
+            {"id": "b2Zmc2V0OjA", "url": "https://acme.dev/pricing", "clicks": 3, "unique_clicks": 2},
+            {"id": "b2Zmc2V0OjE", "url": "https://acme.dev/blog", "clicks": 1, "unique_clicks": 1}]}
+    clicked = client.get(f"/broadcasts/{broadcast_id}/recipients?type=clicked&email=ada@example.org").json()
+    assert (clicked["data"][0]["count"], clicked["data"][0]["clicked_links"]) == (
+        2, [{"url": "https://acme.dev/pricing", "clicks": 2}])

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from starlette.testclient import TestClient
 
-from tests.conftest import KEY
+from tests.conftest import KEY, make_settings
 
 MAIL = {"from": "Acme <hello@acme.dev>", "to": ["lin@example.org"], "subject": "Hi", "html": "<p>Hi</p>"}
 
@@ -22,32 +25,85 @@ def test_requests_are_listed_newest_first_and_read_back_whole(client: TestClient
     assert post["created_at"] == "2026-05-14 09:00:00.000+00"
 
 
+async def _stored_bodies(emu: Any) -> str:
+    async with emu.transaction("default") as tx:
+        tx.include_deferred()
+        rows = await tx.all("SELECT request_body, response_body FROM request_logs")
+    return repr([(row["request_body"], row["response_body"]) for row in rows])
+
+
 def test_no_secret_reaches_a_stored_body(client: TestClient) -> None:
     created = client.post("/api-keys", json={"name": "ci"}).json()
     hook = client.post("/webhooks", json={"endpoint": "http://127.0.0.1:9/h",
                                           "events": ["email.sent"]}).json()
     client.get(f"/webhooks/{hook['id']}")
+    rotated = client.post(f"/webhooks/{hook['id']}/signing-secret/rotate").json()["signing_secret"]
     logs = [client.get(f"/logs/{item['id']}").json() for item in client.get("/logs").json()["data"]]
     stored = repr(logs)
-    assert created["token"] not in stored and hook["signing_secret"] not in stored and KEY not in stored
+    for secret in (created["token"], hook["signing_secret"], rotated, KEY):
+        assert secret not in stored
+    # The stored rows themselves, not only the API's view of them.
+    dump = client.portal.call(_stored_bodies, client.app.state.emu)  # type: ignore[attr-defined]
+    assert "[redacted]" in dump
+    for secret in (created["token"], hook["signing_secret"], rotated, KEY):
+        assert secret not in dump
     key_log = next(log for log in logs if log["endpoint"] == "/api-keys")
     assert key_log["response_body"] == {**created, "token": "[redacted]"}
 
 
+@pytest.mark.parametrize("settings", [make_settings(isolate_keys=True)])
 def test_logs_belong_to_the_account_that_made_them(client: TestClient) -> None:
     client.post("/emails", json=MAIL)
-    other = client.get("/logs", headers={"Authorization": "Bearer re_someone_else"})
-    assert other.status_code in (200, 401, 403)
-    if other.status_code == 200:
-        assert all(item["endpoint"] != "/emails" for item in other.json()["data"])
+    other = {"Authorization": "Bearer re_someone_else_0001"}
+    client.get("/domains", headers=other)
+    listed = client.get("/logs", headers=other).json()["data"]
+    assert [item["endpoint"] for item in listed] == ["/domains"]
+    mine = client.get("/logs").json()["data"]
+    assert [item["endpoint"] for item in mine] == ["/emails"]
+    refused = client.get(f"/logs/{mine[0]['id']}", headers=other)
+    assert (refused.status_code, refused.json()["name"]) == (404, "not_found")
 
 
-def test_pagination_and_errors(client: TestClient) -> None:
-    for _ in range(3):
-        client.get("/domains")
-    first = client.get("/logs?limit=2").json()
-    assert (len(first["data"]), first["has_more"]) == (2, True)
-    assert client.get("/logs?limit=0").json()["name"] == "validation_error"
-    assert client.get("/logs/not-a-uuid").json()["name"] == "invalid_parameter"
+def test_pages_walk_newest_to_oldest_and_back_with_the_seed_rules(client: TestClient) -> None:
+    for n in range(5):
+        client.get(f"/domains/3f1c2b8e-0000-4000-8000-00000000000{n}")
+    every = client.get("/logs").json()
+    assert every["has_more"] is False
+    endpoints = [item["endpoint"][-1] for item in every["data"]]
+    assert endpoints == ["4", "3", "2", "1", "0"]  # newest first; the /logs reads are not logged yet
+    ids = [item["id"] for item in every["data"]]
+    first = client.get("/logs?limit=3").json()  # the read above is a request too: now the newest
+    assert first["data"][0]["endpoint"] == "/logs"
+    assert ([item["id"] for item in first["data"]][1:], first["has_more"]) == (ids[:2], True)
+    second = client.get(f"/logs?limit=2&after={ids[1]}").json()
+    assert ([item["id"] for item in second["data"]], second["has_more"]) == (ids[2:4], True)
+    last = client.get(f"/logs?limit=2&after={ids[3]}").json()
+    assert ([item["id"] for item in last["data"]], last["has_more"]) == (ids[4:], False)
+    back = client.get(f"/logs?limit=2&before={ids[4]}").json()
+    assert ([item["id"] for item in back["data"]], back["has_more"]) == (ids[2:4], True)
+
+
+@pytest.mark.parametrize("query", ["limit=0", "limit=101", "limit=ten", "after=nope",
+                                   "after=3f1c2b8e-0000-4000-8000-000000000000",
+                                   "after={id}&before={id}"])
+def test_pagination_refusals_are_422_validation_error(client: TestClient, query: str) -> None:
+    client.get("/domains")
+    log_id = client.get("/logs").json()["data"][0]["id"]
+    response = client.get(f"/logs?{query.format(id=log_id)}")
+    assert (response.status_code, response.json()["name"]) == (422, "validation_error")
+
+
+def test_unknown_or_malformed_ids(client: TestClient) -> None:
+    malformed = client.get("/logs/not-a-uuid").json()
+    assert malformed == {"statusCode": 422, "message": "The `log_id` must be a valid UUID.",
+                         "name": "invalid_parameter"}
     missing = client.get("/logs/3f1c2b8e-0000-4000-8000-000000000000")
-    assert (missing.status_code, missing.json()["message"]) == (404, "Log not found")
+    assert (missing.status_code, missing.json()) == (404, {"statusCode": 404, "message": "Log not found",
+                                                           "name": "not_found"})
+
+
+def test_the_list_is_always_paginated_twenty_by_default(client: TestClient) -> None:
+    for _ in range(25):
+        client.get("/domains")
+    listed = client.get("/logs").json()
+    assert (len(listed["data"]), listed["has_more"]) == (20, True)

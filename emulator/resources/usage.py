@@ -17,7 +17,8 @@ from emulator.core.clock import iso_z, to_db
 if TYPE_CHECKING:
     from emulator.core.db import Tx
 
-MONTHLY_EMAILS, CONTACTS, AUTOMATION_RUNS = 3000, 1000, 1000
+# The Free plan's quotas: 100 emails a UTC day and 3,000 a month (reference 00-general.md §5).
+DAILY_EMAILS, MONTHLY_EMAILS, CONTACTS, AUTOMATION_RUNS = 100, 3000, 1000, 1000
 
 
 def _windows(now: datetime) -> tuple[datetime, datetime, datetime, datetime]:
@@ -46,7 +47,7 @@ async def get_usage(tx: Tx) -> dict[str, Any]:
     return {
         "object": "usage",
         "emails": {
-            "daily": {**await _emails(tx, day, next_day), "limit": None},
+            "daily": {**await _emails(tx, day, next_day), "limit": DAILY_EMAILS},
             "monthly": {**await _emails(tx, month, next_month), "limit": MONTHLY_EMAILS},
         },
         "contacts": {"used": await _count(tx, "contacts"), "limit": CONTACTS},

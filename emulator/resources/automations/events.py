@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 from emulator.api.ops import ApiRequest, Op, Reply
 from emulator.core import validate
+from emulator.core.addresses import valid_address
 from emulator.core.errors import invalid, missing_field, not_found
 from emulator.core.pages import UUID, fetch_page, list_body, parse_page
 from emulator.resources.automations.runner import start_runs
 from emulator.resources.automations.store import loads, millis
 from emulator.resources.contacts import create_contact, find_contact
+from emulator.resources.contacts.service import EMAIL_FORMAT
 
 if TYPE_CHECKING:
     from emulator.core.db import Row, Tx
@@ -132,6 +134,8 @@ async def _contact(tx: Tx, body: dict[str, Any], event_name: str) -> Row | None:
     contact_id, email = validate.string(body, "contact_id"), validate.string(body, "email")
     if (contact_id is None) == (email is None):
         raise invalid("Provide exactly one of `contact_id` or `email`.")
+    if email is not None and ("<" in email or not valid_address(email)):
+        raise invalid(EMAIL_FORMAT)  # refused whether or not an automation would run for it
     contact = await find_contact(tx, str(contact_id or email))
     if contact is None and contact_id is not None:
         raise not_found("Contact")

@@ -49,12 +49,45 @@ def _check_config(step: dict[str, Any], where: str) -> None:
         duration(config.get("duration"), f"{where}.config.duration")
     if kind == "wait_for_event" and config.get("timeout") is not None:
         duration(config["timeout"], f"{where}.config.timeout")
-    if kind == "send_email" and not isinstance((config.get("template") or {}).get("id"), str):
-        raise invalid(f"{where}: a `send_email` step needs `config.template.id`.")
+    if kind == "send_email":
+        template = config.get("template")
+        if not isinstance(template, dict) or not isinstance(template.get("id"), str):
+            raise invalid(f"{where}: a `send_email` step needs `config.template.id`.")
+        if not isinstance(template.get("variables") or {}, dict):
+            raise invalid(f"{where}: `config.template.variables` must be an object.")
     if kind == "add_to_segment" and not isinstance(config.get("segment_id"), str):
         raise invalid(f"{where}: an `add_to_segment` step needs `config.segment_id`.")
-    if kind == "condition" and config.get("type") not in ("rule", "and", "or"):
-        raise invalid(f"{where}: a `condition` step needs a rule tree (`type` rule, and or or).")
+    if kind == "condition":
+        _check_rule(config, f"{where}.config")
+    if kind == "wait_for_event" and config.get("filter_rule") is not None:
+        _check_rule(config["filter_rule"], f"{where}.config.filter_rule")
+
+
+# The operators of the SDKs' `ConditionRule` type; `exists` and `is_empty` take no value.
+OPERATORS = ("eq", "neq", "gt", "gte", "lt", "lte", "contains", "starts_with", "ends_with", "exists",
+             "is_empty")
+UNARY = ("exists", "is_empty")
+
+
+def _check_rule(rule: Any, where: str) -> None:
+    """A rule tree as the runner evaluates it: an unknown operator or an empty `and` would otherwise be
+    silently false or true on every run."""
+    kind = rule.get("type") if isinstance(rule, dict) else None
+    if kind not in ("rule", "and", "or"):
+        raise invalid(f"{where}: a condition needs a rule tree (`type` rule, and or or).")
+    if kind in ("and", "or"):
+        rules = rule.get("rules")
+        if not isinstance(rules, list) or not rules:
+            raise invalid(f"{where}: an `{kind}` rule needs a non-empty `rules` array.")
+        for index, child in enumerate(rules):
+            _check_rule(child, f"{where}.rules[{index}]")
+        return
+    if not isinstance(rule.get("field"), str) or not rule["field"]:
+        raise invalid(f"{where}: a rule needs a `field` such as `contact.plan` or `event.total`.")
+    if rule.get("operator") not in OPERATORS:
+        raise invalid(f"{where}.operator must be one of: {', '.join(OPERATORS)}.")
+    if rule["operator"] not in UNARY and "value" not in rule:
+        raise invalid(f"{where}: the `{rule['operator']}` operator needs a `value`.")
 
 
 def _steps(steps: Any) -> dict[str, dict[str, Any]]:

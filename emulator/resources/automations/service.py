@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from emulator.api.ops import ApiRequest, Op
 from emulator.core import validate
-from emulator.core.errors import invalid, missing_field, not_found
+from emulator.core.errors import MISSING_REQUIRED_FIELD, ApiError, invalid, not_found
 from emulator.core.pages import fetch_page, list_body, parse_page
 from emulator.resources.automations.graph import validate_graph
 from emulator.resources.automations.store import loads, millis, require_automation
@@ -92,13 +92,16 @@ async def update_automation(tx: Tx, automation_id: str, body: dict[str, Any]) ->
         changes["name"] = _name(body)
     if "status" in body:
         changes["status"] = validate.one_of(body, "status", STATUSES)
+        if changes["status"] is None:  # `null` is not a status (the column would refuse it: a 500)
+            raise invalid("Invalid `status` field. Must be one of: `enabled`, `disabled`.")
     if ("steps" in body) != ("connections" in body):
         raise invalid("`steps` and `connections` must be updated together.")
     if "steps" in body:
         steps, connections, trigger = validate_graph(body)
         changes.update(steps=json.dumps(steps), connections=json.dumps(connections), trigger_event=trigger)
     if not changes:
-        raise missing_field("name")
+        raise ApiError(MISSING_REQUIRED_FIELD, "Provide at least one of `name`, `status`, or `steps` with"
+                       " `connections`.")
     await tx.update("automations", row["id"], {**changes, "updated_at": tx.now_db})
     return {"object": "automation", "id": row["id"]}
 

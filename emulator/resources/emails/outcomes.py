@@ -185,10 +185,23 @@ async def run_outcome(tx: Tx, job: dict[str, Any]) -> None:
         failed = {**data, "to": [a for a, _ in groups["failed"]], "failed": {"reason": reason}}
         await emit(tx, "email.failed", failed, subject_id=email_id)
         last = "failed"
-    await tx.update("emails", email_id, {"last_event": last})
+    await _set_last_event(tx, email_id, last)
     if "complained" in groups:
         await schedule(tx, COMPLAINT_JOB, _due(job) + COMPLAINT_DELAY,
                        {"email_id": email_id, "data": data, "to": [a for a, _ in groups["complained"]]})
+
+
+# Engagement the recipient already showed (the outbox shows an email before its simulated delivery, so QA
+# can open it or follow a link first): a later `delivered` does not move `last_event` back [rec].
+ENGAGED = ("opened", "clicked")
+
+
+async def _set_last_event(tx: Tx, email_id: str, last: str) -> None:
+    if last in ("delivered", "delivery_delayed"):
+        tx.queue("UPDATE emails SET last_event = ? WHERE id = ? AND account = ? AND last_event NOT IN (?, ?)",
+                 (last, email_id, tx.account, *ENGAGED))
+    else:
+        await tx.update("emails", email_id, {"last_event": last})
 
 
 async def _delay(tx: Tx, job: dict[str, Any], groups: Groups) -> str | None:
@@ -230,7 +243,7 @@ async def _bounced(tx: Tx, email_id: str, data: dict[str, Any],
 async def run_delayed(tx: Tx, job: dict[str, Any]) -> None:
     """The delivery that follows a scripted delay."""
     payload = job["payload"]
-    await tx.update("emails", payload["email_id"], {"last_event": "delivered"})
+    await _set_last_event(tx, payload["email_id"], "delivered")
     delivered = {**payload["data"], "to": payload["to"]}
     await emit(tx, "email.delivered", delivered, subject_id=payload["email_id"])
 
