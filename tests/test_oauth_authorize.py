@@ -144,3 +144,24 @@ def test_consent_settings_refuse_bad_values(client: TestClient) -> None:
     assert unknown.status_code == 422
     assert client.get("/_emulator/oauth").json() == {"consent": "ask", "account": "default",
                                                      "registration_limit": 20}
+
+
+def test_the_consent_page_allows_its_form_to_reach_the_callback(client: TestClient) -> None:
+    oauth_client = register(client, redirect_uris=["http://127.0.0.1:5555/cb"])
+    location = authorize(client, authorize_params(oauth_client)).headers["location"]
+    page = client.get(location)
+    assert page.status_code == 200 and "Authorize Acme CLI" in page.text
+    assert "form-action 'self' http://127.0.0.1:5555;" in page.headers["content-security-policy"]
+    # Under `no-referrer` a browser would send `Origin: null` with the form POST, which the guard refuses.
+    assert page.headers["referrer-policy"] == "same-origin"
+
+
+def test_a_consent_decision_from_another_site_is_refused(client: TestClient) -> None:
+    oauth_client = register(client)
+    location = authorize(client, authorize_params(oauth_client)).headers["location"]
+    form = {"decision": "approve", "account": "default"}
+    forged = client.post(location, data=form, headers={"Origin": "http://evil.example"},
+                         follow_redirects=False)
+    assert (forged.status_code, forged.json()["name"]) == (403, "cross_site_request")
+    same = client.post(location, data=form, headers={"Origin": "http://testserver"}, follow_redirects=False)
+    assert same.status_code == 303 and same.headers["location"].startswith("http://127.0.0.1/callback?code=")
