@@ -165,3 +165,19 @@ def test_a_consent_decision_from_another_site_is_refused(client: TestClient) -> 
     assert (forged.status_code, forged.json()["name"]) == (403, "cross_site_request")
     same = client.post(location, data=form, headers={"Origin": "http://testserver"}, follow_redirects=False)
     assert same.status_code == 303 and same.headers["location"].startswith("http://127.0.0.1/callback?code=")
+
+
+def test_a_client_id_metadata_document_url_is_invalid_client(http: TestClient) -> None:
+    client = register(http)
+    params = {**authorize_params(client), "client_id": "https://app.example/oauth/client.json"}
+    assert "Client ID Metadata Documents" in oauth_error(authorize(http, params), 401, "invalid_client")
+
+
+def test_an_unanswered_consent_request_expires_after_ten_minutes(client: TestClient) -> None:
+    oauth_client = register(client)
+    location = authorize(client, authorize_params(oauth_client)).headers["location"]
+    assert client.get(location).status_code == 200
+    assert client.post("/_emulator/clock/advance", json={"minutes": 10}).status_code == 200
+    assert client.get(location).status_code == 404
+    late = client.post(location, data={"decision": "approve", "account": "default"}, follow_redirects=False)
+    assert late.status_code == 404

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")  # base64url(SHA-256(...)) without padding
 MAX_STATE = 1024
 CODE_LENGTH = 32
+NO_CIMD = ("Client ID Metadata Documents are not fetched by the emulator; register the client with "
+           "POST /oauth/register.")
 
 
 @dataclass(frozen=True)
@@ -64,8 +66,11 @@ async def _client_and_redirect(tx: Tx, query: Mapping[str, str]) -> tuple[Row, s
     if not client_id:
         raise invalid_request("Missing required parameter `client_id`.")
     client = await find_client(tx, client_id)
+    if client is None and client_id.startswith("https://"):
+        # A Client ID Metadata Document needs an outbound fetch, which the local-only emulator never makes:
+        # refused as a failed fetch is (`invalid_client`).
+        raise fail(errors.OAUTH_INVALID_CLIENT, NO_CIMD)
     if client is None:
-        # Client ID Metadata Documents (https URLs) would need outbound HTTP: refused like a failed fetch.
         raise fail(errors.OAUTH_INVALID_CLIENT, "Unknown client.")
     redirect_uri = query.get("redirect_uri")
     if not redirect_uri:
