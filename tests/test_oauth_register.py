@@ -30,6 +30,8 @@ def test_a_confidential_client_gets_its_secret_once_and_the_whole_body_is_determ
         "client_secret_expires_at": 0,
     }
     assert len(body["client_secret"]) == 32
+    tab = client.get("/_emulator/ui/oauth")  # shown once: the UI lists the client, never its secret
+    assert body["client_id"] in tab.text and body["client_secret"] not in tab.text
     assert client.post("/_emulator/reset").status_code == 200  # same seed, fresh state: same id and secret
     repeat = post(client, token_endpoint_auth_method="client_secret_basic", scope="emails:send",
                   client_uri="https://acme.example", logo_uri="https://acme.example/logo.png").json()
@@ -101,7 +103,7 @@ def test_the_21st_registration_in_an_hour_is_too_many_requests(client: TestClien
     refused = post(client)
     assert oauth_error(refused, 429, "too_many_requests") == \
         "No more than 20 client registrations per hour from one address."
-    assert refused.headers["retry-after"] == "3601"
+    assert refused.headers["retry-after"] == "3600"
     assert client.post("/_emulator/clock/advance", json={"hours": 1}).status_code == 200
     assert post(client).status_code == 201
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
+import math
 import re
 from dataclasses import dataclass
 from datetime import timedelta
@@ -176,7 +177,7 @@ async def _check_rate(tx: Tx, address: str) -> None:
         wait = from_db(rows[-limit]["created_at"]) + timedelta(hours=1) - tx.now
         raise fail(errors.OAUTH_TOO_MANY_REQUESTS,
                    f"No more than {limit} client registrations per hour from one address.",
-                   {"retry-after": str(max(1, int(wait.total_seconds()) + 1))})
+                   {"retry-after": str(max(1, math.ceil(wait.total_seconds())))})
 
 
 async def register_client(tx: Tx, body: dict[str, Any], address: str) -> dict[str, Any]:

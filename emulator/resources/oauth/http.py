@@ -79,8 +79,8 @@ async def authorize_endpoint(request: Request) -> Response:
 
 
 async def token(request: Request) -> Response:
-    body = await read_params(request)
     try:
+        body = await read_params(request)
         async with emulator_of(request).transaction() as tx:
             result = await tokens.exchange(tx, body, request.headers.get("authorization"), issuer_of(request))
     except ApiError as error:
