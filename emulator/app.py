@@ -27,6 +27,7 @@ from emulator.control import engagement, files, inbound, outbox, scenarios, snap
 from emulator.control import (
     faults as api_faults,
 )
+from emulator.control import oauth as control_oauth
 from emulator.control import smtp as control_smtp
 from emulator.core import errors, events, jobs
 from emulator.core.config import Settings
@@ -41,7 +42,7 @@ KERNEL_MODULES: list[Any] = [events, jobs, idempotency, request_log]
 # Extra parts (webhook delivery, SMTP, web UI, test plugin support) plug in here: each may offer
 # TABLES, OPS, ROUTES, `install(emu)` (at creation) and `async start(emu)` / `async stop(emu)`.
 EXTENSIONS: list[Any] = [control, outbox, control_domains, control_smtp, files, webhook_faults, web, smtp,
-                         inbound, api_faults, snapshots, scenarios, engagement]
+                         inbound, api_faults, snapshots, scenarios, engagement, control_oauth]
 
 
 def all_ops() -> list[Op]:

@@ -1,4 +1,5 @@
-"""Who is calling: bearer API keys resolved from an in-memory key ring (no database read per request).
+"""Who is calling: bearer API keys resolved from an in-memory key ring (no database read per request),
+or OAuth access tokens (JWTs) resolved by the OAuth group's verifier.
 
 The ring mirrors the `api_keys` table; the API keys service updates it after each commit.
 """
@@ -30,10 +31,13 @@ class Credential:
     """A resolved caller: the account every query is scoped to, and what it may do."""
 
     account: str
-    key_id: str
+    key_id: str | None
     permission: str
     domain_id: str | None = None
     active: bool = True
+    # OAuth access tokens: the grant they belong to and their scopes (None for API keys).
+    grant_id: str | None = None
+    scopes: frozenset[str] | None = None
 
     @property
     def full_access(self) -> bool:
@@ -41,6 +45,10 @@ class Credential:
 
 
 Provisioner = Callable[["Emulator", str], Awaitable[Credential]]
+# Verifies an OAuth access token: its credential, None when it is not one, ApiError when it is unusable.
+BearerVerifier = Callable[["Emulator", str], Awaitable["Credential | None"]]
+OAUTH_FULL_ACCESS = "full_access"
+OAUTH_SEND = "emails:send"
 
 
 class KeyRing:
@@ -49,6 +57,8 @@ class KeyRing:
         # Isolation mode: how an unknown well-formed key becomes an account (the API keys group
         # registers it at install; the pipeline sits below the resources and cannot import them).
         self.provision_isolated: Provisioner | None = None
+        # Registered by the OAuth group at install, for the same reason.
+        self.verify_access_token: BearerVerifier | None = None
 
     def put(self, token: str, credential: Credential) -> None:
         self.by_token[token] = credential
@@ -114,9 +124,34 @@ async def credential_of(emu: Emulator, token: str) -> Credential | None:
     return credential
 
 
+def looks_like_jwt(token: str) -> bool:
+    return token.count(".") == 2 and not token.startswith("re_")
+
+
+def _check_scopes(credential: Credential, access: str) -> None:
+    """`full_access` may call anything; `emails:send` only the send routes (reference 00-general §2.3)."""
+    scopes = credential.scopes or frozenset()
+    allowed = OAUTH_FULL_ACCESS in scopes or (access == "send" and OAUTH_SEND in scopes)
+    if not allowed:
+        raise ApiError(errors.INVALID_PERMISSION)
+
+
+async def _oauth_credential(emu: Emulator, token: str, access: str) -> Credential | None:
+    verify = keyring(emu).verify_access_token
+    if verify is None or not looks_like_jwt(token):
+        return None
+    credential = await verify(emu, token)
+    if credential is not None:
+        _check_scopes(credential, access)
+    return credential
+
+
 async def authenticate(emu: Emulator, request: Request, access: str) -> Credential:
     """Resolve the bearer token and check it may call an operation of `access` ("full" or "send")."""
     token = bearer_token(request)
+    oauth = await _oauth_credential(emu, token, access)
+    if oauth is not None:
+        return oauth
     credential = await credential_of(emu, token)
     if credential is None:
         raise ApiError(errors.INVALID_API_KEY)

@@ -11,10 +11,15 @@ class ErrorKind:
     status: int
     name: str
     message: str
+    oauth: bool = False  # serialised in the OAuth shape `{error, error_description}` (00-general §3.2)
 
 
 def _kind(status: int, name: str, message: str) -> ErrorKind:
     return ErrorKind(status, name, message)
+
+
+def _oauth(status: int, error: str, description: str) -> ErrorKind:
+    return ErrorKind(status, error, description, oauth=True)
 
 
 # Documented messages, word for word where the reference gives them.
@@ -81,8 +86,28 @@ WAIT_TIMEOUT = _kind(408, "wait_timeout", "No email matching the filter arrived 
 APPLICATION_ERROR = _kind(500, "application_error", "An unexpected error occurred.")
 SERVICE_UNAVAILABLE = _kind(503, "service_unavailable", "API is temporarily unavailable")
 
+
+# The OAuth protocol endpoints (/oauth/register, /authorize, /token, /revoke): seed §7.2, reference oauth.md.
+# Statuses where the reference leaves them open are its [rec] ones; each raise names the exact cause.
+OAUTH_INVALID_REQUEST = _oauth(
+    400, "invalid_request", "The request is missing a required parameter or is malformed."
+)
+OAUTH_INVALID_CLIENT = _oauth(401, "invalid_client", "Client authentication failed.")
+OAUTH_INVALID_GRANT = _oauth(400, "invalid_grant", "The provided grant is invalid, expired or revoked.")
+OAUTH_INVALID_SCOPE = _oauth(400, "invalid_scope", "The requested scope is invalid.")
+OAUTH_UNAUTHORIZED_CLIENT = _oauth(
+    400, "unauthorized_client", "The client is not registered for this grant type."
+)
+OAUTH_ACCESS_DENIED = _oauth(403, "access_denied", "The resource owner denied the request.")
+OAUTH_TOO_MANY_REQUESTS = _oauth(429, "too_many_requests", "Too many client registrations from this address.")
+OAUTH_SERVER_ERROR = _oauth(500, "server_error", "The authorization server failed to process the request.")
+
+# Resend's catalogue (what API faults may inject) and the OAuth protocol's, kept apart.
 CATALOGUE: dict[str, ErrorKind] = {
-    name: value for name, value in globals().items() if isinstance(value, ErrorKind)
+    name: value for name, value in globals().items() if isinstance(value, ErrorKind) and not value.oauth
+}
+OAUTH_CATALOGUE: dict[str, ErrorKind] = {
+    name: value for name, value in globals().items() if isinstance(value, ErrorKind) and value.oauth
 }
 
 
@@ -101,6 +126,8 @@ class ApiError(Exception):
         return self.kind.status
 
     def body(self) -> dict[str, Any]:
+        if self.kind.oauth:
+            return {"error": self.kind.name, "error_description": self.message}
         # Key order as observed on the wire: statusCode, message, name.
         return {"statusCode": self.kind.status, "message": self.message, "name": self.kind.name}
 

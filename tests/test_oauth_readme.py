@@ -1,0 +1,25 @@
+"""The README's OAuth example runs as printed against a real `python -m emulator` process."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import running_cli
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_the_readme_oauth_example_runs() -> None:
+    text = README.read_text()
+    section = text[text.index("## OAuth"):text.index("## Outbox")]
+    match = re.search(r"```python\n(.*?)```", section, re.S)
+    assert match is not None
+    with running_cli() as url:
+        result = subprocess.run([sys.executable, "-c", match.group(1).replace("http://127.0.0.1:2580", url)],
+                                capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert ast.literal_eval(result.stdout.strip()) == {"object": "list", "has_more": False, "data": []}
