@@ -1,0 +1,316 @@
+"""Threads: how mail joins them, list, get, update (read, folder, label), delete to trash, and the
+labels on a thread (reference/inboxes.md §3.5, §3.7; seed §2.8).
+
+A message joins the thread of any message of the same inbox whose Message-ID it names in
+`In-Reply-To` or `References`; otherwise it starts a thread. [recommendation] No subject matching:
+two unrelated mails titled "Hello" must not merge.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from emulator.api.ops import ApiRequest
+from emulator.core import validate
+from emulator.core.clock import to_db
+from emulator.core.errors import invalid
+from emulator.core.pages import list_body
+from emulator.resources.inboxes import filters
+from emulator.resources.inboxes.events import email_event, thread_event
+from emulator.resources.inboxes.store import (
+    MOVABLE_FOLDERS,
+    loads,
+    message_body,
+    next_tick,
+    require_inbox,
+    require_label,
+    require_thread,
+    seek,
+    thread_labels,
+    thread_messages,
+    thread_summary,
+    ts,
+)
+
+if TYPE_CHECKING:
+    from emulator.core.db import Row, Tx
+
+TRASH_LIFETIME = timedelta(days=30)
+_MESSAGE_IDS = re.compile(r"<[^<>\s]+>")
+# A new message brings a thread filed away back to the Inbox folder; spam and trash keep it
+# [recommendation: mail clients do this; the reference is silent].
+REOPENED_BY_MAIL = ("archive", "sent")
+
+
+def referenced_ids(headers: dict[str, Any]) -> list[str]:
+    found: list[str] = []
+    for name in ("in-reply-to", "references"):
+        found += _MESSAGE_IDS.findall(str(headers.get(name) or ""))
+    return found
+
+
+async def find_thread(tx: Tx, inbox_id: str, refs: list[str]) -> Row | None:
+    if not refs:
+        return None
+    marks = ",".join("?" for _ in refs)
+    return await tx.one(
+        f"SELECT t.* FROM inbox_messages m JOIN inbox_threads t ON t.id = m.thread_id WHERE m.inbox_id = ?"
+        f" AND m.header_id IN ({marks}) ORDER BY m.seq DESC LIMIT 1", (inbox_id, *refs))
+
+
+async def open_thread(tx: Tx, inbox_id: str, subject: str | None, folder: str) -> Row:
+    row: Row = {"id": tx.new_id(), "account": tx.account, "inbox_id": inbox_id, "subject": subject,
+                "folder": folder, "trash_until": None, "tick": await next_tick(tx, "inbox_threads", inbox_id),
+                "active_at": tx.now_db, "created_at": tx.now_db}
+    await tx.insert("inbox_threads", row)
+    return row
+
+
+async def touch(tx: Tx, thread: Row, folder: str) -> Row:
+    changes = {"tick": await next_tick(tx, "inbox_threads", thread["inbox_id"]), "active_at": tx.now_db,
+               "folder": folder}
+    if folder != "trash":
+        changes["trash_until"] = None
+    await tx.update("inbox_threads", thread["id"], changes)
+    return {**thread, **changes}
+
+
+async def _message_id(tx: Tx, wanted: str) -> str:
+    # A message keeps the id of its received or sent email, unless another inbox holds that one.
+    taken = await tx.one("SELECT id FROM inbox_messages WHERE id = ?", (wanted,))
+    return tx.new_id() if taken else wanted
+
+
+async def add_message(tx: Tx, thread: Row, fields: dict[str, Any]) -> Row:
+    row: Row = {"id": await _message_id(tx, fields.pop("id")), "account": tx.account,
+                "inbox_id": thread["inbox_id"], "thread_id": thread["id"], **fields}
+    await tx.insert("inbox_messages", row)
+    return row
+
+
+async def accept_inbound(tx: Tx, email: Row, attachments: list[Row], received_for: list[str]) -> None:
+    """A received email (receiving.deliver) joins a thread in every inbox it was addressed to."""
+    marks = ",".join("?" for _ in received_for)
+    inboxes = await tx.all(f"SELECT * FROM inboxes WHERE account = ? AND (email_address IN ({marks})"
+                           f" OR receiving_address IN ({marks}))", (tx.account, *received_for, *received_for))
+    for inbox in inboxes:
+        await _file_inbound(tx, inbox, email, attachments)
+
+
+async def _file_inbound(tx: Tx, inbox: Row, email: Row, attachments: list[Row]) -> None:
+    thread = await find_thread(tx, inbox["id"], referenced_ids(json.loads(email["headers"])))
+    created = thread is None
+    if thread is None:
+        thread = await open_thread(tx, inbox["id"], email["subject"], "inbox")
+        old_folder = "inbox"
+    else:
+        old_folder = thread["folder"]
+        thread = await touch(tx, thread, "inbox" if old_folder in REOPENED_BY_MAIL else old_folder)
+    # [sdk] `to` of a received message is the address it was delivered to; `bcc` is always empty.
+    message = await add_message(tx, thread, {
+        "id": email["id"], "direction": "inbound", "from_addr": email["from_addr"],
+        "to_addrs": json.dumps([inbox["email_address"]]), "cc": email["cc"], "bcc": "[]",
+        "reply_to": email["reply_to"], "subject": email["subject"], "message_id": email["message_id"],
+        "header_id": email["message_id"], "html": email["html"], "text": email["text"],
+        "attachments": json.dumps([{"id": a["id"], "filename": a["filename"], "size": a["size"]}
+                                   for a in attachments]),
+        "read": 0, "received_at": email["created_at"]})
+    if created:
+        await email_event(tx, "inbox.thread.created", thread, message, "system")
+    elif old_folder != thread["folder"]:
+        await thread_event(tx, "inbox.thread.folder.updated", thread, "system",
+                           **{"from": old_folder, "to": thread["folder"]})
+    await email_event(tx, "inbox.email.received", thread, message, "system")
+
+
+# ---- list ---------------------------------------------------------------------------------------
+
+async def list_item(tx: Tx, thread: Row) -> dict[str, Any]:
+    """[docs] list item; the SDK calls the count `email_count` and adds `folder`: both are served."""
+    messages = await thread_messages(tx, thread["id"])
+    last = messages[-1]
+    draft = await tx.one("SELECT id FROM inbox_drafts WHERE thread_id = ? AND email_id IS NULL LIMIT 1",
+                         (thread["id"],))
+    return {"id": thread["id"], "subject": thread["subject"], "from": last["from_addr"],
+            "to": loads(last["to_addrs"]), "cc": loads(last["cc"]), "bcc": loads(last["bcc"]),
+            "labels": await thread_labels(tx, thread["id"]), "message_count": len(messages),
+            "email_count": len(messages), "has_attachment": bool(loads(last["attachments"])),
+            "has_draft": draft is not None, "read": all(m["read"] for m in messages),
+            "received_at": ts(thread["active_at"]), "folder": thread["folder"]}
+
+
+UNREAD = "EXISTS (SELECT 1 FROM inbox_messages m WHERE m.thread_id = inbox_threads.id AND m.read = 0)"
+
+
+def thread_where(inbox: Row, folders: list[str], labels: list[str] | None,
+                 read: bool | None) -> tuple[list[str], list[Any]]:
+    """The thread-level conditions shared by list and search."""
+    where = ["inbox_id = ?", f"folder IN ({','.join('?' for _ in folders)})"]
+    params: list[Any] = [inbox["id"], *folders]
+    if labels:
+        where.append(f"id IN (SELECT thread_id FROM inbox_thread_labels WHERE label_id IN"
+                     f" ({','.join('?' for _ in labels)}))")
+        params += labels
+    if read is not None:
+        where.append(f"NOT {UNREAD}" if read else UNREAD)
+    return where, params
+
+
+async def list_threads(tx: Tx, inbox_id: str, query: Any) -> dict[str, Any]:
+    inbox = await require_inbox(tx, inbox_id)
+    text = filters.text_query(query)
+    labels = await filters.labels(tx, inbox, query)
+    where, params = thread_where(inbox, filters.folders(query, labels is not None), labels,
+                                 filters.flag(query, "read"))
+    if text is not None:
+        # [docs] case-insensitive substring of the subject and of the thread's label names.
+        where.append("(LOWER(COALESCE(subject, '')) LIKE ? OR id IN (SELECT tl.thread_id FROM"
+                     " inbox_thread_labels tl JOIN inbox_labels l ON l.id = tl.label_id WHERE"
+                     " LOWER(l.name) LIKE ?))")
+        needle = "%" + text.lower().replace("%", "").replace("_", "") + "%"
+        params += [needle, needle]
+    rows, has_more = await seek(tx, "inbox_threads", filters.page(query), " AND ".join(where), params)
+    return list_body([await list_item(tx, row) for row in rows], has_more)
+
+
+# ---- one thread ---------------------------------------------------------------------------------
+
+async def get_thread(tx: Tx, inbox_id: str, thread_id: str) -> dict[str, Any]:
+    """Seed §2.8/§4.3: the thread with its whole history, oldest message first."""
+    thread = await require_thread(tx, await require_inbox(tx, inbox_id), thread_id)
+    body = await thread_summary(tx, thread)
+    body["messages"] = [message_body(row) for row in await thread_messages(tx, thread["id"])]
+    return body
+
+
+async def move(tx: Tx, thread: Row, folder: str, source: str) -> Row:
+    if folder == thread["folder"]:
+        return thread
+    trash_until = tx.now + TRASH_LIFETIME if folder == "trash" else None
+    changes = {"folder": folder, "trash_until": to_db(trash_until) if trash_until else None}
+    await tx.update("inbox_threads", thread["id"], changes)
+    moved = {**thread, **changes}
+    await thread_event(tx, "inbox.thread.folder.updated", moved, source,
+                       **{"from": thread["folder"], "to": folder})
+    return moved
+
+
+async def update_thread(tx: Tx, inbox_id: str, thread_id: str, body: dict[str, Any],
+                        source: str = "api") -> dict[str, Any]:
+    inbox = await require_inbox(tx, inbox_id)
+    thread = await require_thread(tx, inbox, thread_id)
+    if all(body.get(key) is None for key in ("read", "folder", "label_id")):
+        raise invalid("Provide at least one of `read`, `folder` or `label_id`.")
+    read = validate.boolean(body, "read")
+    folder = validate.one_of(body, "folder", MOVABLE_FOLDERS)
+    label = await require_label(tx, inbox, str(body["label_id"])) if body.get("label_id") else None
+    if read is not None:  # [sdk] read first, then folder
+        await tx.run("UPDATE inbox_messages SET read = ? WHERE thread_id = ?", (int(read), thread["id"]))
+    if folder is not None:
+        thread = await move(tx, thread, folder, source)
+    if label is not None:
+        await add_labels(tx, thread, [label], source)
+    return await thread_summary(tx, thread)
+
+
+async def delete_thread(tx: Tx, inbox_id: str, thread_id: str, source: str = "api") -> dict[str, Any]:
+    """To trash for 30 days; `deleted` is false when the thread was already there [docs]."""
+    thread = await require_thread(tx, await require_inbox(tx, inbox_id), thread_id)
+    moved = thread["folder"] != "trash"
+    await move(tx, thread, "trash", source)
+    return {"object": "inbox_thread", "id": thread["id"], "deleted": moved}
+
+
+# ---- labels on a thread -------------------------------------------------------------------------
+
+async def add_labels(tx: Tx, thread: Row, labels: list[Row], source: str) -> None:
+    present = {label["id"] for label in await thread_labels(tx, thread["id"])}
+    for label in labels:
+        if label["id"] in present:
+            continue
+        present.add(label["id"])
+        await tx.insert("inbox_thread_labels", {"thread_id": thread["id"], "label_id": label["id"]})
+        await thread_event(tx, "inbox.thread.labels.updated", thread, source,
+                           added=[_label(label)], removed=[])
+
+
+async def remove_labels(tx: Tx, thread: Row, label_ids: list[str], source: str) -> None:
+    for label in await thread_labels(tx, thread["id"]):
+        if label["id"] in label_ids:
+            await tx.run("DELETE FROM inbox_thread_labels WHERE thread_id = ? AND label_id = ?",
+                         (thread["id"], label["id"]))
+            await thread_event(tx, "inbox.thread.labels.updated", thread, source, added=[], removed=[label])
+
+
+def _label(row: Row) -> dict[str, Any]:
+    return {"id": row["id"], "name": row["name"], "color": row["color"]}
+
+
+async def _label_rows(tx: Tx, inbox: Row, body: dict[str, Any], low: int, high: int) -> list[Row]:
+    ids = body.get("labels")
+    if ids is None:
+        raise invalid("Missing `labels` field.")
+    if not isinstance(ids, list) or not all(isinstance(item, str) for item in ids):
+        raise invalid("The `labels` field must be an array of label IDs.")
+    if not low <= len(ids) <= high:
+        raise invalid(f"The `labels` field must contain between {low} and {high} label IDs.")
+    return [await require_label(tx, inbox, label_id) for label_id in ids]
+
+
+async def change_thread_labels(tx: Tx, inbox_id: str, thread_id: str, body: dict[str, Any], replace: bool,
+                               source: str = "api") -> dict[str, Any]:
+    """[sdk] POST adds 1..10 labels; PUT replaces them all (0..100). Unknown label: 404, no change."""
+    inbox = await require_inbox(tx, inbox_id)
+    thread = await require_thread(tx, inbox, thread_id)
+    labels = await _label_rows(tx, inbox, body, 0 if replace else 1, 100 if replace else 10)
+    if replace:
+        keep = {label["id"] for label in labels}
+        current = [label["id"] for label in await thread_labels(tx, thread["id"])]
+        await remove_labels(tx, thread, [label_id for label_id in current if label_id not in keep], source)
+    await add_labels(tx, thread, labels, source)
+    return {"object": "list", "data": await thread_labels(tx, thread["id"])}
+
+
+async def remove_thread_label(tx: Tx, inbox_id: str, thread_id: str, label_id: str,
+                              source: str = "api") -> dict[str, Any]:
+    inbox = await require_inbox(tx, inbox_id)
+    thread = await require_thread(tx, inbox, thread_id)
+    label = await require_label(tx, inbox, label_id)
+    await remove_labels(tx, thread, [label["id"]], source)
+    return {"object": "list", "data": await thread_labels(tx, thread["id"])}
+
+
+# ---- HTTP ---------------------------------------------------------------------------------------
+
+async def http_list(tx: Tx, req: ApiRequest) -> dict[str, Any]:
+    return await list_threads(tx, req.params["inbox_id"], req.query)
+
+
+async def http_get(tx: Tx, req: ApiRequest) -> dict[str, Any]:
+    return await get_thread(tx, req.params["inbox_id"], req.params["thread_id"])
+
+
+async def http_update(tx: Tx, req: ApiRequest) -> dict[str, Any]:
+    return await update_thread(tx, req.params["inbox_id"], req.params["thread_id"], req.json_object())
+
+
+async def http_delete(tx: Tx, req: ApiRequest) -> dict[str, Any]:
+    return await delete_thread(tx, req.params["inbox_id"], req.params["thread_id"])
+
+
+async def http_add_labels(tx: Tx, req: ApiRequest) -> dict[str, Any]:
+    return await change_thread_labels(tx, req.params["inbox_id"], req.params["thread_id"],
+                                      req.json_object(), replace=False)
+
+
+async def http_set_labels(tx: Tx, req: ApiRequest) -> dict[str, Any]:
+    return await change_thread_labels(tx, req.params["inbox_id"], req.params["thread_id"],
+                                      req.json_object(), replace=True)
+
+
+async def http_remove_label(tx: Tx, req: ApiRequest) -> dict[str, Any]:
+    return await remove_thread_label(tx, req.params["inbox_id"], req.params["thread_id"],
+                                     req.params["label_id"])
