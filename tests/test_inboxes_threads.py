@@ -280,3 +280,21 @@ def test_mail_to_an_address_without_an_inbox_makes_no_thread(client: TestClient,
                                                              inbox: dict[str, Any]) -> None:
     inject(client, raw_mail("Hi", "x", "<z@example.org>", to="other@support.acme.dev"))
     assert client.get(f"/inboxes/{inbox['id']}/threads").json()["data"] == []
+
+
+def test_trash_is_deleted_after_thirty_days_unless_restored(client: TestClient,
+                                                            inbox: dict[str, Any]) -> None:
+    inject(client, raw_mail("Keep", "1", "<keep@example.org>"))
+    inject(client, raw_mail("Drop", "2", "<drop@example.org>"))
+    threads = {t["subject"]: t["id"] for t in client.get(f"/inboxes/{inbox['id']}/threads").json()["data"]}
+    for thread_id in threads.values():
+        client.delete(f"/inboxes/{inbox['id']}/threads/{thread_id}")
+    client.patch(f"/inboxes/{inbox['id']}/threads/{threads['Keep']}", json={"folder": "archive"})
+    advance = client.post("/_emulator/clock/advance", json={"days": 29})
+    assert advance.status_code == 200, advance.text
+    assert client.post("/_emulator/flush").status_code == 200
+    assert only_thread(client, inbox["id"], "trash")["id"] == threads["Drop"]
+    client.post("/_emulator/clock/advance", json={"days": 1, "seconds": 1})
+    client.post("/_emulator/flush")
+    assert error(client.get(f"/inboxes/{inbox['id']}/threads/{threads['Drop']}")) == (404, "not_found")
+    assert only_thread(client, inbox["id"], "archive")["id"] == threads["Keep"]

@@ -12,6 +12,8 @@ Receiving for every stored received email. Not in Resend's OpenAPI: operation id
 
 from __future__ import annotations
 
+from typing import Any
+
 from emulator.api.ops import Op
 from emulator.resources.inboxes import drafts, inboxes, labels, messages, search, store, threads
 from emulator.resources.inboxes.threads import accept_inbound
@@ -54,4 +56,10 @@ OPS = [
     Op("inboxes/update-agent", "PATCH", _INBOX + "/agent", labels.http_update_agent),
 ]
 
-__all__ = ["OPS", "TABLES", "accept_inbound"]
+
+
+def install(emu: Any) -> None:
+    emu.jobs.tx_handler(threads.PURGE_JOB, threads.purge)
+
+
+__all__ = ["OPS", "TABLES", "accept_inbound", "install"]

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from emulator.api.ops import ApiRequest
 from emulator.core import validate
-from emulator.core.clock import to_db
+from emulator.core.clock import from_db, to_db
 from emulator.core.errors import invalid
+from emulator.core.jobs import schedule
 from emulator.core.pages import list_body
 from emulator.resources.inboxes import filters
 from emulator.resources.inboxes.events import email_event, thread_event
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from emulator.core.db import Row, Tx
 
 TRASH_LIFETIME = timedelta(days=30)
+PURGE_JOB = "inbox.thread.purge"
 _MESSAGE_IDS = re.compile(r"<[^<>\s]+>")
 # A new message brings a thread filed away back to the Inbox folder; spam and trash keep it
 # [recommendation: mail clients do this; the reference is silent].
@@ -192,6 +194,8 @@ async def move(tx: Tx, thread: Row, folder: str, source: str) -> Row:
     trash_until = tx.now + TRASH_LIFETIME if folder == "trash" else None
     changes = {"folder": folder, "trash_until": to_db(trash_until) if trash_until else None}
     await tx.update("inbox_threads", thread["id"], changes)
+    if trash_until is not None:
+        await schedule(tx, PURGE_JOB, trash_until, {"thread_id": thread["id"]})
     moved = {**thread, **changes}
     await thread_event(tx, "inbox.thread.folder.updated", moved, source,
                        **{"from": thread["folder"], "to": folder})
@@ -222,6 +226,18 @@ async def delete_thread(tx: Tx, inbox_id: str, thread_id: str, source: str = "ap
     moved = thread["folder"] != "trash"
     await move(tx, thread, "trash", source)
     return {"object": "inbox_thread", "id": thread["id"], "deleted": moved}
+
+
+async def purge(tx: Tx, job: dict[str, Any]) -> None:
+    """A thread still in trash when its 30 days are up is deleted with its messages and drafts;
+    one moved out meanwhile has no deadline any more and stays."""
+    thread = await tx.one("SELECT * FROM inbox_threads WHERE id = ? AND account = ?",
+                          (job["payload"]["thread_id"], tx.account))
+    if thread is None or thread["trash_until"] is None or from_db(thread["trash_until"]) > tx.now:
+        return
+    for table, column in (("inbox_thread_labels", "thread_id"), ("inbox_messages", "thread_id"),
+                          ("inbox_drafts", "thread_id"), ("inbox_threads", "id")):
+        await tx.run(f"DELETE FROM {table} WHERE {column} = ?", (thread["id"],))
 
 
 # ---- labels on a thread -------------------------------------------------------------------------
