@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 
 from starlette.routing import BaseRoute
 
-from emulator.web import dashboards, sse, unsubscribe, views
+from emulator.web import dashboards, inboxes, sse, unsubscribe, views
 
 if TYPE_CHECKING:
     from emulator.core.emulator import Emulator
 
-ROUTES: list[BaseRoute] = [*views.ROUTES, *dashboards.ROUTES, *unsubscribe.ROUTES]
+ROUTES: list[BaseRoute] = [*views.ROUTES, *dashboards.ROUTES, *inboxes.ROUTES, *unsubscribe.ROUTES]
 
 __all__ = ["ROUTES", "install"]
 
