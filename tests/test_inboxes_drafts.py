@@ -171,3 +171,20 @@ def test_list_and_get_errors(client: TestClient, inbox: dict[str, Any]) -> None:
     assert error(client.get(f"{drafts_path(inbox)}/{UNKNOWN}")) == (404, "not_found")
     assert error(client.get(f"/inboxes/{UNKNOWN}/drafts")) == (404, "not_found")
     assert client.get(f"/inboxes/{ADDRESS}/drafts").status_code == 200
+
+
+def test_draft_files_are_listed_replaced_and_sent(client: TestClient, inbox: dict[str, Any]) -> None:
+    draft = create(client, inbox, to="ada@example.org", subject="Invoice", text="Attached.",
+                   attachments=[{"filename": "invoice.pdf", "content": "JVBERi0xLjQ=",
+                                 "content_type": "application/pdf"}])
+    [file] = draft["attachments"]
+    assert file == {"id": file["id"], "filename": "invoice.pdf", "content_type": "application/pdf", "size": 8}
+    assert client.get(drafts_path(inbox)).json()["data"][0]["attachments"] == [file]
+    path = f"{drafts_path(inbox)}/{draft['id']}"
+    replaced = client.patch(path, json={"attachments": [{"filename": "a.txt", "content": "YQ=="}]}).json()
+    assert [(f["filename"], f["size"]) for f in replaced["attachments"]] == [("a.txt", 1)]
+    sent = client.post(f"{path}/send").json()
+    files = client.get(f"/emails/{sent['email_id']}/attachments").json()["data"]
+    assert [(f["filename"], f["size"]) for f in files] == [("a.txt", 1)]
+    bad = client.post(drafts_path(inbox), json={"attachments": [{"filename": "x.exe", "content": "YQ=="}]})
+    assert error(bad) == (422, "invalid_attachment")

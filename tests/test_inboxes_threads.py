@@ -234,13 +234,17 @@ def test_forward_quotes_the_original_under_the_banner(client: TestClient, inbox:
 
 
 def test_reply_all_copies_cc_and_skips_the_inbox(client: TestClient, inbox: dict[str, Any]) -> None:
-    raw = raw_mail("Hi", "hello", "<cc@example.org>")
+    raw = raw_mail("Hi", "hello", "<cc@example.org>", to=f"{ADDRESS}, Colleague <col@example.org>")
     raw = raw.replace(b"Subject: Hi", b"Cc: boss@example.org, " + ADDRESS.encode() + b"\nSubject: Hi")
     email_id = inject(client, raw)
     thread_id = only_thread(client, inbox["id"])["id"]
     sent = client.post(f"/inboxes/{inbox['id']}/threads/{thread_id}/emails/{email_id}/reply",
                        json={"text": "ok", "reply_all": True, "subject": "Custom"}).json()
-    assert (sent["cc"], sent["subject"]) == (["boss@example.org"], "Custom")
+    assert (sent["to"], sent["subject"]) == (["Ada Lovelace <ada@example.org>"], "Custom")
+    assert sent["cc"] == ["Colleague <col@example.org>", "boss@example.org"]
+    plain = client.post(f"/inboxes/{inbox['id']}/threads/{thread_id}/emails/{email_id}/reply",
+                        json={"text": "ok"}).json()
+    assert plain["cc"] == []
 
 
 @pytest.mark.parametrize(("action", "body"), [
@@ -298,3 +302,50 @@ def test_trash_is_deleted_after_thirty_days_unless_restored(client: TestClient,
     client.post("/_emulator/flush")
     assert error(client.get(f"/inboxes/{inbox['id']}/threads/{threads['Drop']}")) == (404, "not_found")
     assert only_thread(client, inbox["id"], "archive")["id"] == threads["Keep"]
+
+
+def test_an_answered_thread_is_listed_under_sent_too(client: TestClient, inbox: dict[str, Any]) -> None:
+    first = conversation(client, 1)[0]
+    thread_id = only_thread(client, inbox["id"])["id"]
+    assert client.get(f"/inboxes/{inbox['id']}/threads", params={"folder": "sent"}).json()["data"] == []
+    client.post(f"/inboxes/{inbox['id']}/threads/{thread_id}/emails/{first}/reply", json={"text": "ok"})
+    assert only_thread(client, inbox["id"], "sent")["folder"] == "inbox"
+    assert only_thread(client, inbox["id"], "inbox")["id"] == thread_id
+
+
+def test_a_reply_to_a_sent_conversation_moves_it_to_the_inbox(client: TestClient,
+                                                              inbox: dict[str, Any]) -> None:
+    draft = client.post(f"/inboxes/{inbox['id']}/drafts",
+                        json={"to": "ada@example.org", "subject": "Offer", "text": "Hello"}).json()
+    sent = client.post(f"/inboxes/{inbox['id']}/drafts/{draft['id']}/send").json()
+    assert _thread(client, inbox, sent["thread_id"])["folder"] == "sent"
+    assert client.get(f"/inboxes/{inbox['id']}/threads").json()["data"] == []
+    ours = f"<{sent['email_id']}@support.acme.dev>"
+    inject(client, raw_mail("Re: Offer", "Yes please", "<yes@example.org>", in_reply_to=ours))
+    thread = _thread(client, inbox, sent["thread_id"])
+    directions = [m["direction"] for m in thread["messages"]]
+    assert (thread["folder"], directions) == ("inbox", ["outbound", "inbound"])
+
+
+def test_reply_with_an_idempotency_key_sends_once(client: TestClient, inbox: dict[str, Any]) -> None:
+    first = conversation(client, 1)[0]
+    thread_id = only_thread(client, inbox["id"])["id"]
+    path = f"/inboxes/{inbox['id']}/threads/{thread_id}/emails/{first}/reply"
+    one = client.post(path, json={"text": "ok"}, headers={"Idempotency-Key": "reply-1"})
+    two = client.post(path, json={"text": "ok"}, headers={"Idempotency-Key": "reply-1"})
+    assert one.json() == two.json()
+    assert len(client.get("/_emulator/outbox").json()["data"]) == 1
+    assert len(_thread(client, inbox, thread_id)["messages"]) == 2
+
+
+def test_files_travel_with_replies_and_forwards(client: TestClient, inbox: dict[str, Any]) -> None:
+    raw = raw_mail("Receipt", "see file", "<r@example.org>", attachment=("receipt.pdf", b"%PDF-1.4 r"))
+    email_id = inject(client, raw)
+    thread_id = only_thread(client, inbox["id"])["id"]
+    base = f"/inboxes/{inbox['id']}/threads/{thread_id}/emails/{email_id}"
+    note = {"filename": "note.txt", "content": "aGVsbG8="}
+    reply = client.post(f"{base}/reply", json={"text": "thanks", "attachments": [note]}).json()
+    assert [(a["filename"], a["size"]) for a in reply["attachments"]] == [("note.txt", 5)]
+    forward = client.post(f"{base}/forward", json={"to": "billing@example.net", "attachments": [note]}).json()
+    sent_files = client.get(f"/emails/{forward['email_id']}/attachments").json()["data"]
+    assert sorted((f["filename"], f["size"]) for f in sent_files) == [("note.txt", 5), ("receipt.pdf", 10)]

@@ -7,6 +7,7 @@ back to newer ones. Sending sets `email_id` to the queued outbound email and the
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,7 @@ from emulator.core.addresses import addresses
 from emulator.core.errors import ApiError, invalid
 from emulator.core.pages import list_body, parse_page
 from emulator.mime.message import html_to_text
+from emulator.resources.emails import fields as email_fields
 from emulator.resources.inboxes.events import draft_event
 from emulator.resources.inboxes.messages import (
     MAX_SUBJECT,
@@ -55,8 +57,6 @@ def _subject(body: dict[str, Any]) -> str | None:
 
 def _fields(body: dict[str, Any]) -> dict[str, Any]:
     """The content fields present in `body`, as columns (`to` null stays null; cc/bcc null → [])."""
-    if body.get("attachments"):
-        raise invalid("Draft attachments are not supported by the emulator; attach files when replying.")
     columns: dict[str, Any] = {}
     if "to" in body:
         to = addresses(body, "to")
@@ -72,10 +72,12 @@ def _fields(body: dict[str, Any]) -> dict[str, Any]:
     return columns
 
 
-def _check_content(row: Row) -> None:
+def _check_content(row: Row, files: int) -> None:
     to, cc, bcc = loads(row["to_addrs"]) or [], loads(row["cc"]), loads(row["bcc"])
-    if not (to or cc or bcc or any((row[name] or "").strip() for name in ("subject", "html", "text"))):
-        raise invalid("A draft needs at least one of `to`, `cc`, `bcc`, `subject`, `text` or `html`.")
+    text_fields = any((row[name] or "").strip() for name in ("subject", "html", "text"))
+    if not (to or cc or bcc or text_fields or files):
+        raise invalid("A draft needs at least one of `to`, `cc`, `bcc`, `subject`, `text`, `html` or"
+                      " `attachments`.")
     check_total(to, cc, bcc)
 
 
@@ -85,23 +87,45 @@ def snippet(row: Row) -> str | None:
     return flat[:SNIPPET_CHARS] or None
 
 
-def draft_body(row: Row) -> dict[str, Any]:
+async def draft_files(tx: Tx, draft_id: str) -> list[Row]:
+    return await tx.all("SELECT * FROM inbox_draft_files WHERE draft_id = ? ORDER BY seq", (draft_id,))
+
+
+def _file_meta(row: Row) -> dict[str, Any]:
+    return {"id": row["id"], "filename": row["filename"], "content_type": row["content_type"],
+            "size": row["size"]}
+
+
+async def _store_files(tx: Tx, draft_id: str, body: dict[str, Any]) -> int:
+    """`attachments` replaces every file on the draft (checked as a send's attachments are)."""
+    files = email_fields.attachments(body, in_batch=False)
+    await tx.run("DELETE FROM inbox_draft_files WHERE draft_id = ?", (draft_id,))
+    for file in files:
+        await tx.insert("inbox_draft_files", {
+            "id": tx.new_id(), "draft_id": draft_id, "filename": file.filename,
+            "content_type": file.content_type, "content_id": file.content_id, "path": file.path,
+            "size": len(file.content), "content": file.content})
+    return len(files)
+
+
+async def draft_body(tx: Tx, row: Row) -> dict[str, Any]:
     """The single draft: html/text/email_id/created_at appear only here [seed §2.9]."""
     meta = draft_meta(row)
     body = {key: meta[key] for key in ("object", "id", "type", "to", "cc", "bcc", "subject")}
     body.update({"html": row["html"], "text": row["text"]})
     body.update({key: meta[key] for key in ("thread_id", "reply_to_email_id", "email_id", "created_at",
                                             "updated_at")})
-    body["attachments"] = []  # [sdk] declared; the emulator stores no files on drafts
+    body["attachments"] = [_file_meta(file) for file in await draft_files(tx, row["id"])]
     return body
 
 
-def draft_item(row: Row) -> dict[str, Any]:
+async def draft_item(tx: Tx, row: Row) -> dict[str, Any]:
     """A list item: `snippet` instead of the bodies, no email_id/created_at [seed §2.9]."""
     return {"id": row["id"], "type": row["type"], "to": loads(row["to_addrs"]), "cc": loads(row["cc"]),
             "bcc": loads(row["bcc"]), "subject": row["subject"], "snippet": snippet(row),
             "thread_id": row["thread_id"], "reply_to_email_id": row["reply_to_email_id"],
-            "updated_at": ts(row["updated_at"]), "attachments": []}
+            "updated_at": ts(row["updated_at"]),
+            "attachments": [_file_meta(file) for file in await draft_files(tx, row["id"])]}
 
 
 async def _reply_target(tx: Tx, inbox: Row, body: dict[str, Any]) -> tuple[Row | None, Row | None]:
@@ -123,7 +147,9 @@ async def create_draft(tx: Tx, inbox_id: str, body: dict[str, Any], source: str 
         existing = await tx.one("SELECT * FROM inbox_drafts WHERE reply_to_email_id = ? AND inbox_id = ?"
                                 " AND email_id IS NULL", (original["id"], inbox["id"]))
         if existing is not None:  # one unsent reply draft per email: 200 with the existing one [docs]
-            return Reply(draft_body(existing), 200)
+            if "attachments" in body:  # [sdk] the one field such a request still applies
+                await _store_files(tx, existing["id"], body)
+            return Reply(await draft_body(tx, existing), 200)
     row: Row = {"id": tx.new_id(), "account": tx.account, "inbox_id": inbox["id"],
                 "type": "reply" if thread else "standalone", "to_addrs": None, "cc": "[]", "bcc": "[]",
                 "subject": None, "html": None, "text": None, "thread_id": thread and thread["id"],
@@ -131,21 +157,21 @@ async def create_draft(tx: Tx, inbox_id: str, body: dict[str, Any], source: str 
                 "tick": await next_tick(tx, "inbox_drafts", inbox["id"]), "created_at": tx.now_db,
                 "updated_at": tx.now_db}
     row.update(_fields(body))
-    _check_content(row)
     await tx.insert("inbox_drafts", row)
+    _check_content(row, await _store_files(tx, row["id"], body))
     await draft_event(tx, "inbox.draft.created", row, source, thread)
-    return Reply(draft_body(row), 201)
+    return Reply(await draft_body(tx, row), 201)
 
 
 async def list_drafts(tx: Tx, inbox_id: str, query: Any) -> dict[str, Any]:
     page = parse_page(query, optional_limit=False, uuid_cursors=True)
     inbox = await require_inbox(tx, inbox_id)
     rows, has_more = await seek(tx, "inbox_drafts", page, "inbox_id = ? AND email_id IS NULL", [inbox["id"]])
-    return list_body([draft_item(row) for row in rows], has_more)
+    return list_body([await draft_item(tx, row) for row in rows], has_more)
 
 
 async def get_draft(tx: Tx, inbox_id: str, draft_id: str) -> dict[str, Any]:
-    return draft_body(await require_draft(tx, await require_inbox(tx, inbox_id), draft_id))
+    return await draft_body(tx, await require_draft(tx, await require_inbox(tx, inbox_id), draft_id))
 
 
 async def _unsent(tx: Tx, inbox_id: str, draft_id: str) -> tuple[Row, Row]:
@@ -165,22 +191,37 @@ async def _thread_of(tx: Tx, draft: Row) -> Row | None:
 async def update_draft(tx: Tx, inbox_id: str, draft_id: str, body: dict[str, Any],
                        source: str = "api") -> dict[str, Any]:
     inbox, draft = await _unsent(tx, inbox_id, draft_id)
-    if not any(name in body for name in CONTENT_FIELDS):
-        raise invalid("Provide at least one of `to`, `cc`, `bcc`, `subject`, `text` or `html`.")
+    if not any(name in body for name in (*CONTENT_FIELDS, "attachments")):
+        raise invalid("Provide at least one of `to`, `cc`, `bcc`, `subject`, `text`, `html` or"
+                      " `attachments`.")
     changes = _fields(body)
     changes.update({"tick": await next_tick(tx, "inbox_drafts", inbox["id"]), "updated_at": tx.now_db})
     merged = {**draft, **changes}
-    _check_content(merged)
+    files = await _store_files(tx, draft["id"], body) if "attachments" in body else \
+        len(await draft_files(tx, draft["id"]))
+    _check_content(merged, files)
     await tx.update("inbox_drafts", draft["id"], changes)
     await draft_event(tx, "inbox.draft.updated", merged, source, await _thread_of(tx, merged))
-    return draft_body(merged)
+    return await draft_body(tx, merged)
 
 
 async def delete_draft(tx: Tx, inbox_id: str, draft_id: str, source: str = "api") -> dict[str, Any]:
     _, draft = await _unsent(tx, inbox_id, draft_id)
+    await tx.run("DELETE FROM inbox_draft_files WHERE draft_id = ?", (draft["id"],))
     await tx.run("DELETE FROM inbox_drafts WHERE id = ?", (draft["id"],))
     await draft_event(tx, "inbox.draft.deleted", draft, source, await _thread_of(tx, draft))
     return {"object": "inbox_draft", "id": draft["id"], "deleted": True}
+
+
+def _send_file(row: Row) -> dict[str, Any]:
+    file: dict[str, Any] = {"filename": row["filename"], "content_type": row["content_type"]}
+    if row["path"] and not row["content"]:
+        file["path"] = row["path"]
+    else:
+        file["content"] = base64.b64encode(row["content"]).decode()
+    if row["content_id"]:
+        file["content_id"] = row["content_id"]
+    return file
 
 
 def _ready(draft: Row) -> None:
@@ -207,6 +248,9 @@ async def send_draft(tx: Tx, inbox_id: str, draft_id: str, body: dict[str, Any],
         headers.update(threading_headers(original, older))
     email = {"to": loads(draft["to_addrs"]), "cc": loads(draft["cc"]), "bcc": loads(draft["bcc"]),
              "subject": draft["subject"], "html": draft["html"], "text": draft["text"], "headers": headers}
+    files = await draft_files(tx, draft["id"])
+    if files:
+        email["attachments"] = [_send_file(file) for file in files]
     sent_draft: dict[str, Any] = {}
 
     async def mark_sent(filed_in: Row, email_id: str) -> None:

@@ -132,6 +132,8 @@ async def delete_inbox(tx: Tx, inbox_id: str, source: str = "api") -> dict[str, 
     row = await require_inbox(tx, inbox_id)
     threads = "SELECT id FROM inbox_threads WHERE inbox_id = ?"
     await tx.run(f"DELETE FROM inbox_thread_labels WHERE thread_id IN ({threads})", (row["id"],))
+    await tx.run("DELETE FROM inbox_draft_files WHERE draft_id IN (SELECT id FROM inbox_drafts"
+                 " WHERE inbox_id = ?)", (row["id"],))
     for table in ("inbox_messages", "inbox_threads", "inbox_drafts", "inbox_labels"):
         await tx.run(f"DELETE FROM {table} WHERE inbox_id = ?", (row["id"],))
     await tx.run("DELETE FROM inboxes WHERE id = ?", (row["id"],))

@@ -7,6 +7,7 @@ that email's id.
 
 from __future__ import annotations
 
+import base64
 import html as html_lib
 import json
 from typing import TYPE_CHECKING, Any
@@ -87,12 +88,15 @@ async def send_outbound(tx: Tx, inbox: Row, credential: Credential | None, threa
         thread = await touch(tx, thread, thread["folder"])
     if on_sent is not None:
         await on_sent(thread, sent["id"])
+    files = await tx.all("SELECT id, filename, size FROM email_attachments WHERE email_id = ? ORDER BY seq",
+                         (sent["id"],))
     message = await add_message(tx, thread, {
         "id": sent["id"], "direction": "outbound", "from_addr": sender_of(inbox),
         "to_addrs": json.dumps(email["to"]), "cc": json.dumps(email.get("cc") or []),
         "bcc": json.dumps(email.get("bcc") or []), "reply_to": "[]", "subject": email["subject"],
-        "message_id": None, "header_id": stored["message_id"], "html": email.get("html"),
-        "text": email.get("text"), "attachments": "[]", "read": 1, "received_at": tx.now_db})
+        "message_id": None, "header_id": stored["message_id"], "header_to": json.dumps(email["to"]),
+        "source_id": sent["id"], "html": email.get("html"), "text": email.get("text"),
+        "attachments": json.dumps([dict(row) for row in files]), "read": 1, "received_at": tx.now_db})
     await email_event(tx, "inbox.email.sent", thread, message, source)
     return thread, message
 
@@ -105,10 +109,12 @@ def reply_recipients(inbox: Row, original: Row) -> list[str]:
 
 
 def reply_all_cc(inbox: Row, original: Row, to: list[str]) -> list[str]:
-    """The original's cc (and, for a sent one, nothing more): the inbox and the new `to` left out."""
+    """[sdk] A received message's other To addresses and its cc; a sent message's cc. The inbox and the
+    new `to` are left out, and duplicates."""
     skip = {address_of(a).lower() for a in to} | {inbox["email_address"]}
     copied: list[str] = []
-    for address in loads(original["cc"]):
+    others = loads(original["header_to"]) if original["direction"] == "inbound" else []
+    for address in [*others, *loads(original["cc"])]:
         if address_of(address).lower() not in skip:
             skip.add(address_of(address).lower())
             copied.append(address)
@@ -184,10 +190,29 @@ async def forward(tx: Tx, inbox_id: str, thread_id: str, email_id: str, body: di
     html, text = quoted(original, note_html, note_text)
     email = {"to": to, "cc": cc, "bcc": bcc, "subject": subject_of(body, thread["subject"], "Fwd:"),
              "html": html, "text": text, "headers": custom_headers(body)}
-    if body.get("attachments") is not None:
-        email["attachments"] = body["attachments"]
+    added = body.get("attachments") or []
+    if not isinstance(added, list):
+        raise invalid("The `attachments` field must be an array.")
+    files = [*await original_files(tx, original), *added]
+    if files:
+        email["attachments"] = files
     _, message = await send_outbound(tx, inbox, credential, thread, email, source)
     return _response(message)
+
+
+async def original_files(tx: Tx, original: Row) -> list[dict[str, Any]]:
+    """[sdk] A forward carries the original's files: a received email's from Receiving's table, a sent
+    one's from the emails group's (read as stored; the emulator fetched nothing for `path` files)."""
+    if original["direction"] == "inbound":
+        sql = ("SELECT filename, content_type, content_id, content FROM received_attachments"
+               " WHERE email_id = ? ORDER BY seq")
+    else:
+        sql = ("SELECT filename, content_type, content_id, content FROM email_attachments"
+               " WHERE email_id = ? ORDER BY seq")
+    rows = await tx.all(sql.replace("WHERE", "WHERE account = ? AND"), (tx.account, original["source_id"]))
+    return [{"filename": row["filename"], "content_type": row["content_type"],
+             "content": base64.b64encode(row["content"]).decode(),
+             **({"content_id": row["content_id"].strip("<>")} if row["content_id"] else {})} for row in rows]
 
 
 async def list_emails(tx: Tx, inbox_id: str, thread_id: str, query: Any) -> dict[str, Any]:

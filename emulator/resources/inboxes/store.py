@@ -50,8 +50,10 @@ TABLES = [
         created_at TEXT NOT NULL
     )""",
     "CREATE INDEX IF NOT EXISTS inbox_threads_inbox ON inbox_threads (inbox_id, tick)",
-    # JSON columns: to_addrs, cc, bcc, reply_to, attachments ([{id, filename, size}]), refs (every
-    # Message-ID this message answers or is known by: how later mail finds its thread).
+    # JSON columns: to_addrs, cc, bcc, reply_to, attachments ([{id, filename, size}]), header_to (the
+    # whole To header, for reply-all). header_id: the Message-ID later mail names to join the thread
+    # (outbound messages show `message_id` null [docs] but keep theirs here). source_id: the received
+    # or sent email the message is (its files live there).
     """CREATE TABLE IF NOT EXISTS inbox_messages (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
         id TEXT NOT NULL UNIQUE,
@@ -67,6 +69,8 @@ TABLES = [
         subject TEXT,
         message_id TEXT,
         header_id TEXT,
+        header_to TEXT NOT NULL,
+        source_id TEXT NOT NULL,
         html TEXT,
         text TEXT,
         attachments TEXT NOT NULL,
@@ -111,6 +115,18 @@ TABLES = [
         updated_at TEXT NOT NULL
     )""",
     "CREATE INDEX IF NOT EXISTS inbox_drafts_inbox ON inbox_drafts (inbox_id, tick)",
+    """CREATE TABLE IF NOT EXISTS inbox_draft_files (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        draft_id TEXT NOT NULL,
+        filename TEXT,
+        content_type TEXT NOT NULL,
+        content_id TEXT,
+        path TEXT,
+        size INTEGER NOT NULL,
+        content BLOB NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS inbox_draft_files_draft ON inbox_draft_files (draft_id, seq)",
 ]
 
 FOLDERS = ("inbox", "archive", "spam", "sent", "trash")

@@ -116,7 +116,8 @@ async def _file_inbound(tx: Tx, inbox: Row, email: Row, attachments: list[Row]) 
         "id": email["id"], "direction": "inbound", "from_addr": email["from_addr"],
         "to_addrs": json.dumps([inbox["email_address"]]), "cc": email["cc"], "bcc": "[]",
         "reply_to": email["reply_to"], "subject": email["subject"], "message_id": email["message_id"],
-        "header_id": email["message_id"], "html": email["html"], "text": email["text"],
+        "header_id": email["message_id"], "header_to": email["to_addrs"], "source_id": email["id"],
+        "html": email["html"], "text": email["text"],
         "attachments": json.dumps([{"id": a["id"], "filename": a["filename"], "size": a["size"]}
                                    for a in attachments]),
         "read": 0, "received_at": email["created_at"]})
@@ -145,12 +146,17 @@ async def list_item(tx: Tx, thread: Row) -> dict[str, Any]:
 
 
 UNREAD = "EXISTS (SELECT 1 FROM inbox_messages m WHERE m.thread_id = inbox_threads.id AND m.read = 0)"
+# [sdk] A thread is listed under every folder one of its emails is in: a conversation in the Inbox or
+# Archive that the inbox answered also shows under `sent`.
+ANSWERED = ("(folder IN ('inbox', 'archive') AND EXISTS (SELECT 1 FROM inbox_messages m WHERE"
+            " m.thread_id = inbox_threads.id AND m.direction = 'outbound'))")
 
 
 def thread_where(inbox: Row, folders: list[str], labels: list[str] | None,
                  read: bool | None) -> tuple[list[str], list[Any]]:
     """The thread-level conditions shared by list and search."""
-    where = ["inbox_id = ?", f"folder IN ({','.join('?' for _ in folders)})"]
+    in_folders = f"folder IN ({','.join('?' for _ in folders)})"
+    where = ["inbox_id = ?", f"({in_folders} OR {ANSWERED})" if "sent" in folders else in_folders]
     params: list[Any] = [inbox["id"], *folders]
     if labels:
         where.append(f"id IN (SELECT thread_id FROM inbox_thread_labels WHERE label_id IN"
@@ -235,6 +241,8 @@ async def purge(tx: Tx, job: dict[str, Any]) -> None:
                           (job["payload"]["thread_id"], tx.account))
     if thread is None or thread["trash_until"] is None or from_db(thread["trash_until"]) > tx.now:
         return
+    await tx.run("DELETE FROM inbox_draft_files WHERE draft_id IN (SELECT id FROM inbox_drafts"
+                 " WHERE thread_id = ?)", (thread["id"],))
     for table, column in (("inbox_thread_labels", "thread_id"), ("inbox_messages", "thread_id"),
                           ("inbox_drafts", "thread_id"), ("inbox_threads", "id")):
         await tx.run(f"DELETE FROM {table} WHERE {column} = ?", (thread["id"],))
