@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
+from tests.conftest import api_client, make_settings
 from tests.inboxes_helpers import ADDRESS, DOMAIN, conversation, create_inbox, error, receiving_domain
 
 NOW = "2026-05-14T09:00:00.000Z"
@@ -130,3 +131,11 @@ def test_list_pagination_errors(client: TestClient, inbox: dict[str, Any]) -> No
     assert error(both) == (422, "validation_error")
     unknown = client.get("/inboxes", params={"after": "7f9c1d2e-4a6b-4c3d-8e15-9b0a7c6d5e34"})
     assert error(unknown) == (404, "not_found")
+
+
+def test_strict_domains_require_a_verified_domain() -> None:
+    with api_client(make_settings(strict_domains=True)) as strict:
+        receiving_domain(strict)
+        reply = strict.post("/inboxes", json={"email_address": ADDRESS})
+        assert error(reply) == (422, "validation_error")
+        assert "not verified" in reply.json()["message"]

@@ -216,6 +216,9 @@ def test_thread_emails_list_oldest_first_and_get_one(client: TestClient, inbox: 
     one = client.get(f"{base}/{ids[0]}").json()
     assert "object" not in one and one["id"] == ids[0] and one["text"] == "Message 1\n"
     assert error(client.get(f"{base}/{UNKNOWN}")) == (404, "not_found")
+    assert error(client.get(base, params={"limit": 101})) == (422, "validation_error")
+    assert error(client.get(base, params={"after": ids[0], "before": ids[1]})) == (422, "validation_error")
+    assert error(client.get(base, params={"after": UNKNOWN})) == (404, "not_found")
 
 
 def test_forward_quotes_the_original_under_the_banner(client: TestClient, inbox: dict[str, Any]) -> None:
@@ -252,6 +255,9 @@ def test_reply_all_copies_cc_and_skips_the_inbox(client: TestClient, inbox: dict
     ("reply", {"text": "   "}),
     ("reply", {"text": "x", "headers": {"in-reply-to": "<x@y>"}}),
     ("reply", {"text": "x", "subject": "a\nb"}),
+    ("reply", {"text": "x", "subject": "s" * 2001}),
+    ("forward", {"to": [f"t{n}@example.org" for n in range(30)],
+                 "cc": [f"c{n}@example.org" for n in range(21)]}),
     ("reply", {"text": "x", "cc": [f"c{n}@example.org" for n in range(50)]}),
     ("forward", {"text": "x"}),
     ("forward", {"to": "not an address"}),
