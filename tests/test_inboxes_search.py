@@ -52,6 +52,7 @@ def test_sender_attachment_and_date_filters(client: TestClient, inbox: dict[str,
         ["Invoice question", "Refund for order 1041"]
     assert subjects(client, inbox, start_date="2026-05-15") == []
     assert subjects(client, inbox, end_date="2026-05-13T23:59:59Z") == []
+    assert len(subjects(client, inbox, start_date="0001-01-01", end_date="9999-12-31")) == 2
 
 
 def test_item_carries_folder_match_and_highlights(client: TestClient, inbox: dict[str, Any]) -> None:

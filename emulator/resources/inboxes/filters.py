@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from emulator.core.clock import parse_iso
@@ -114,9 +114,9 @@ def _date(raw: str, name: str, end: bool) -> datetime:
     try:
         if _DATE.match(raw.strip()):
             day = parse_iso(raw.strip() + "T00:00:00Z")
-            return day + timedelta(days=1) - timedelta(microseconds=1) if end else day
+            return day.replace(hour=23, minute=59, second=59, microsecond=999999) if end else day
         return parse_iso(raw)
-    except ValueError:
+    except (ValueError, OverflowError):
         raise invalid(f"The `{name}` must be a valid ISO 8601 date.") from None
 
 
