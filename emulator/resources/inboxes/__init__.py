@@ -1,9 +1,9 @@
 """Inboxes (private beta): agent inboxes with threads, drafts, labels and agent settings.
 Reference: reference/inboxes.md (seed §2.8–2.11, §3, §4.3); events: reference/webhooks.md §6.8.
 
-Modules: `store` (tables, lookups, wire shapes), `inboxes`, `threads` (and how inbound mail joins
-them), `search`, `messages` (thread emails, reply, forward), `drafts`, `labels` (and agent settings),
-`events` (the `inbox.*` payloads), `filters` (list and search query checks).
+Modules: `store` (tables, lookups, wire shapes), `inboxes`, `filing` (how inbound and sent mail joins
+threads), `threads`, `search`, `messages` (thread emails, reply, forward), `drafts`, `labels` (and agent
+settings), `events` (the `inbox.*` payloads), `filters` (list and search query checks).
 
 For other groups: `accept_inbound(tx, received_row, attachment_rows, received_for)` — called by
 Receiving for every stored received email. Not in Resend's OpenAPI: operation ids follow its
@@ -16,7 +16,7 @@ from typing import Any
 
 from emulator.api.ops import Op
 from emulator.resources.inboxes import drafts, inboxes, labels, messages, search, store, threads
-from emulator.resources.inboxes.threads import accept_inbound
+from emulator.resources.inboxes.filing import accept_inbound
 
 TABLES = store.TABLES
 _INBOX = "/inboxes/{inbox_id}"

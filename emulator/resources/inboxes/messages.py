@@ -19,6 +19,7 @@ from emulator.core.errors import invalid
 from emulator.core.pages import list_body, parse_page
 from emulator.resources.emails.service import send_email
 from emulator.resources.inboxes.events import email_event
+from emulator.resources.inboxes.filing import add_message, open_thread, touch
 from emulator.resources.inboxes.store import (
     loads,
     message_body,
@@ -28,7 +29,6 @@ from emulator.resources.inboxes.store import (
     seek,
     ts,
 )
-from emulator.resources.inboxes.threads import add_message, open_thread, touch
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
