@@ -131,3 +131,13 @@ def test_the_thread_list_shares_the_documented_errors(client: TestClient, inbox:
     assert error(client.get(path, params={"after": "2026-05-01"})) == (422, "validation_error")
     assert error(client.get(path, params={"after": UNKNOWN})) == (404, "not_found")
     assert error(client.get(path, params={"query": "x" * 257})) == (422, "validation_error")
+
+
+def test_under_sent_only_the_emails_the_inbox_sent_match(client: TestClient, inbox: dict[str, Any]) -> None:
+    thread = search(client, inbox, query="kettle").json()["data"][0]
+    path = f"/inboxes/{inbox['id']}/threads/{thread['id']}/emails/{thread['matched_email_id']}/reply"
+    sent = client.post(path, json={"text": "Your teapot refund is on its way."}).json()
+    assert subjects(client, inbox, folders="sent", query="kettle") == []
+    under_sent = search(client, inbox, folders="sent", query="teapot").json()["data"]
+    assert [(t["id"], t["matched_email_id"]) for t in under_sent] == [(thread["id"], sent["id"])]
+    assert subjects(client, inbox, folders="sent") == ["Refund for order 1041"]

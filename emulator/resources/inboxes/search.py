@@ -86,6 +86,12 @@ def matches(message: Row, rules: Criteria) -> bool:
     return not ((rules.dates.start and at < rules.dates.start) or (rules.dates.end and at > rules.dates.end))
 
 
+def in_folders(thread: Row, message: Row, folders: list[str]) -> bool:
+    """[sdk] With an email filter the matching email itself must be in a chosen folder: an answered
+    thread is under `sent` only through the emails the inbox sent."""
+    return thread["folder"] in folders or ("sent" in folders and message["direction"] == "outbound")
+
+
 def highlights(message: Row, words: list[str]) -> dict[str, list[str]]:
     """Fragments around each match, matches wrapped in `**`; `{}` without query words [docs]."""
     if not words:
@@ -121,9 +127,12 @@ async def search_threads(tx: Tx, inbox_id: str, query: Any) -> dict[str, Any]:
     found: list[tuple[Row, Row | None]] = []
     for thread in threads:
         messages = await thread_messages(tx, thread["id"])
-        hits = [m for m in messages if matches(m, rules)] if rules.per_email else messages
+        if rules.per_email:
+            hits = [m for m in messages if in_folders(thread, m, folders) and matches(m, rules)]
+        else:
+            hits = messages
         if hits:
-            found.append((thread, best(hits, rules.include) if hits else None))
+            found.append((thread, best(hits, rules.include)))
         if len(found) == SEARCH_WINDOW:
             break
     window = _window(found, page.after, page.before, page.limit or 20)
