@@ -139,3 +139,15 @@ def test_strict_domains_require_a_verified_domain() -> None:
         reply = strict.post("/inboxes", json={"email_address": ADDRESS})
         assert error(reply) == (422, "validation_error")
         assert "not verified" in reply.json()["message"]
+
+
+def test_another_account_sees_none_of_the_inbox() -> None:
+    with api_client(make_settings(isolate_keys=True)) as owner:
+        receiving_domain(owner)
+        inbox = create_inbox(owner)
+        conversation(owner, 1)
+        other = {"Authorization": "Bearer re_someone_else"}
+        assert owner.get("/inboxes", headers=other).json()["data"] == []
+        assert error(owner.get(f"/inboxes/{inbox['id']}", headers=other)) == (404, "not_found")
+        assert error(owner.get(f"/inboxes/{ADDRESS}/threads", headers=other)) == (404, "not_found")
+        assert len(owner.get(f"/inboxes/{inbox['id']}/threads").json()["data"]) == 1
