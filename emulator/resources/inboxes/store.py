@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from emulator.core import errors
 from emulator.core.clock import from_db, iso_z
 from emulator.core.errors import ApiError, invalid
-from emulator.core.pages import BAD_CURSOR_MESSAGE, UUID, Page
+from emulator.core.pages import BAD_CURSOR_MESSAGE, UUID, Page, fetch_page
 
 if TYPE_CHECKING:
     from emulator.core.db import Row, Tx
@@ -209,28 +209,9 @@ async def next_tick(tx: Tx, table: str, inbox_id: str) -> int:
 
 async def seek(tx: Tx, table: str, page: Page, where: str, params: list[Any], order: str = "tick",
                oldest_first: bool = False) -> tuple[list[Row], bool]:
-    """A keyset page over `order`. Newest-first lists: `after` → older, `before` → newer; oldest-first
-    lists (thread emails) the other way round. A cursor outside the selection is a 404 [docs]."""
-    forward = page.after is not None
-    cursor = page.after or page.before
-    seek_sql, seek_params = "", []
-    descending = not oldest_first
-    if cursor is not None:
-        row = await tx.one(f"SELECT {order} FROM {table} WHERE ({where}) AND id = ?", [*params, cursor])
-        if row is None:
-            raise ApiError(errors.NOT_FOUND, BAD_CURSOR_MESSAGE)
-        older = forward != oldest_first
-        seek_sql = f"AND {order} < ?" if older else f"AND {order} > ?"
-        seek_params = [row[order]]
-        descending = older
-    limit = page.limit or 20
-    rows = await tx.all(f"SELECT * FROM {table} WHERE ({where}) {seek_sql} ORDER BY {order}"
-                        f" {'DESC' if descending else 'ASC'} LIMIT {limit + 1}", [*params, *seek_params])
-    has_more = len(rows) > limit
-    rows = rows[:limit]
-    if descending == oldest_first:  # walked against the list's order: turn the page round
-        rows.reverse()
-    return rows, has_more
+    """A keyset page; a cursor outside the selection is a 404 in the inbox lists [docs]."""
+    return await fetch_page(tx, table, page, where, params, order=order, oldest_first=oldest_first,
+                            unknown_cursor=ApiError(errors.NOT_FOUND, BAD_CURSOR_MESSAGE))
 
 
 # ---- wire shapes --------------------------------------------------------------------------------
