@@ -122,7 +122,7 @@ def test_update_needs_a_field_and_unknown_inbox_is_404(client: TestClient, inbox
     assert error(client.patch(f"/inboxes/{inbox['id']}", json={})) == (422, "validation_error")
     missing = client.get("/inboxes/7f9c1d2e-4a6b-4c3d-8e15-9b0a7c6d5e34")
     assert error(missing) == (404, "not_found") and missing.json()["message"] == "Inbox not found."
-    assert error(client.get("/inboxes/not-a-uuid")) == (422, "validation_error")
+    assert error(client.get("/inboxes/not-a-uuid")) == (422, "invalid_parameter")
 
 
 def test_list_pagination_errors(client: TestClient, inbox: dict[str, Any]) -> None:

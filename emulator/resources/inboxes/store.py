@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from emulator.core import errors
 from emulator.core.clock import from_db, iso_z
-from emulator.core.errors import ApiError, invalid
-from emulator.core.pages import BAD_CURSOR_MESSAGE, UUID, Page, fetch_page
+from emulator.core.errors import ApiError
+from emulator.core.pages import BAD_CURSOR_MESSAGE, Page, fetch_page
+from emulator.resources.emails.service import check_uuid
 
 if TYPE_CHECKING:
     from emulator.core.db import Row, Tx
@@ -145,12 +146,6 @@ def loads(text: str | None) -> Any:
 def missing(what: str) -> ApiError:
     """`Inbox not found.` is documented word for word; the other objects follow its form."""
     return ApiError(errors.NOT_FOUND, f"{what} not found.")
-
-
-def check_uuid(value: str, name: str) -> str:
-    if not UUID.match(value):
-        raise invalid(f"The `{name}` must be a valid UUID.")
-    return value.lower()
 
 
 # ---- lookups ------------------------------------------------------------------------------------
