@@ -126,6 +126,8 @@ def test_reply_draft_is_unique_per_email_and_sends_into_its_thread(client: TestC
     thread = client.get(f"/inboxes/{inbox['id']}/threads/{thread_id}").json()
     assert [m["id"] for m in thread["messages"]] == [email_id, sent["email_id"]]
     assert only_thread(client, inbox["id"])["has_draft"] is False
+    eml = client.get(f"/_emulator/outbox/{sent['email_id']}.eml").text
+    assert "In-Reply-To: <msg1@example.org>" in eml
 
 
 def test_update_keeps_omitted_fields_and_null_clears(client: TestClient, inbox: dict[str, Any]) -> None:

@@ -24,6 +24,7 @@ from emulator.resources.inboxes.messages import (
     MAX_SUBJECT,
     check_total,
     custom_headers,
+    history,
     send_outbound,
     threading_headers,
 )
@@ -243,9 +244,7 @@ async def send_draft(tx: Tx, inbox_id: str, draft_id: str, body: dict[str, Any],
     headers = custom_headers(body)
     if draft["reply_to_email_id"] is not None and thread is not None:
         original = await require_message(tx, thread, draft["reply_to_email_id"])
-        older = await tx.all("SELECT header_id FROM inbox_messages WHERE thread_id = ? AND seq <= ?"
-                             " ORDER BY seq", (thread["id"], original["seq"]))
-        headers.update(threading_headers(original, older))
+        headers.update(threading_headers(original, await history(tx, original)))
     email = {"to": loads(draft["to_addrs"]), "cc": loads(draft["cc"]), "bcc": loads(draft["bcc"]),
              "subject": draft["subject"], "html": draft["html"], "text": draft["text"], "headers": headers}
     files = await draft_files(tx, draft["id"])

@@ -133,7 +133,8 @@ def _content(body: dict[str, Any]) -> tuple[str | None, str | None]:
     return html, text
 
 
-async def _history(tx: Tx, original: Row) -> list[Row]:
+async def history(tx: Tx, original: Row) -> list[Row]:
+    """The Message-IDs of the thread up to `original`, oldest first (its References)."""
     return await tx.all("SELECT header_id FROM inbox_messages WHERE thread_id = ? AND seq <= ? ORDER BY seq",
                         (original["thread_id"], original["seq"]))
 
@@ -159,7 +160,7 @@ async def reply(tx: Tx, inbox_id: str, thread_id: str, email_id: str, body: dict
     check_total(to, cc, bcc)
     email = {"to": to, "cc": cc, "bcc": bcc, "subject": subject_of(body, thread["subject"], "Re:"),
              "html": html, "text": text,
-             "headers": {**custom_headers(body), **threading_headers(original, await _history(tx, original))}}
+             "headers": {**custom_headers(body), **threading_headers(original, await history(tx, original))}}
     if body.get("attachments") is not None:
         email["attachments"] = body["attachments"]
     _, message = await send_outbound(tx, inbox, credential, thread, email, source)
