@@ -38,6 +38,9 @@ TABLES = [
         updated_at TEXT NOT NULL
     )""",
     "CREATE INDEX IF NOT EXISTS inboxes_account ON inboxes (account, seq)",
+    # Every received email asks whether an inbox owns one of its addresses.
+    "CREATE INDEX IF NOT EXISTS inboxes_address ON inboxes (email_address)",
+    "CREATE INDEX IF NOT EXISTS inboxes_receiving ON inboxes (receiving_address)",
     """CREATE TABLE IF NOT EXISTS inbox_threads (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
         id TEXT NOT NULL UNIQUE,
