@@ -109,3 +109,15 @@ def test_unknown_inbox_and_thread_pages_are_404(server: EmulatorServer, page: Pa
         ids = populate(api)
     gone = page.goto(f"{server.url}{UI}/inboxes/{ids['inbox']}/threads/7f9c1d2e-4a6b-4c3d-8e15-9b0a7c6d5e34")
     assert gone is not None and gone.status == 404
+
+
+def test_an_open_inbox_page_shows_new_mail_live(server: EmulatorServer, page: Page) -> None:
+    with httpx.Client(base_url=server.url, headers=AUTH) as api:
+        ids = populate(api)
+        page.goto(f"{server.url}{UI}/inboxes/{ids['inbox']}")
+        expect(page.locator("#live")).to_have_text("live")
+        expect(page.locator("#threads tr.row")).to_have_count(1)
+        inject(api, raw_mail("Where is my parcel?", "Tracking number please", "<p@example.org>"))
+        expect(page.locator("#threads tr.row")).to_have_count(2)
+        newest = page.locator("#threads tr.row").first
+        expect(newest.locator(".c-subject")).to_contain_text("Where is my parcel?")
