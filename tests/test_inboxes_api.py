@@ -151,3 +151,25 @@ def test_another_account_sees_none_of_the_inbox() -> None:
         assert error(owner.get(f"/inboxes/{inbox['id']}", headers=other)) == (404, "not_found")
         assert error(owner.get(f"/inboxes/{ADDRESS}/threads", headers=other)) == (404, "not_found")
         assert len(owner.get(f"/inboxes/{inbox['id']}/threads").json()["data"]) == 1
+
+
+def test_same_requests_on_a_fresh_emulator_give_the_same_ids() -> None:
+    def run() -> list[Any]:
+        with api_client(make_settings()) as fresh:
+            receiving_domain(fresh)
+            inbox = create_inbox(fresh)
+            conversation(fresh, 2)
+            return [fresh.get(f"/inboxes/{inbox['id']}/threads/{thread['id']}").json()
+                    for thread in fresh.get(f"/inboxes/{inbox['id']}/threads").json()["data"]]
+    assert run() == run()
+
+
+def test_a_snapshot_restores_inboxes_and_threads(client: TestClient, inbox: dict[str, Any],
+                                                 tmp_path: Any) -> None:
+    conversation(client, 2)
+    before = client.get(f"/inboxes/{inbox['id']}/threads").json()
+    path = str(tmp_path / "state.db")
+    assert client.post("/_emulator/snapshot/save", json={"path": path}).status_code == 200
+    client.delete(f"/inboxes/{inbox['id']}")
+    assert client.post("/_emulator/snapshot/restore", json={"path": path}).status_code == 200
+    assert client.get(f"/inboxes/{inbox['id']}/threads").json() == before
