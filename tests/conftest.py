@@ -52,7 +52,7 @@ def assert_error_shape(response: httpx.Response) -> None:
 
 # Paths whose errors use the standard shape (OAuth protocol endpoints and UI pages differ).
 API_PREFIXES = ("/emails", "/email", "/domains", "/api-keys", "/templates", "/webhooks", "/contacts",
-                "/audiences", "/segments", "/topics", "/broadcasts", "/logs", "/suppressions",
+                "/audiences", "/segments", "/topics", "/broadcasts", "/logs", "/suppressions", "/inboxes",
                 "/_emulator/flush", "/_emulator/clock", "/_emulator/reset", "/nope")
 
 

@@ -36,6 +36,7 @@ from emulator.core.errors import ApiError, invalid
 from emulator.mime.intake import IntakeError
 from emulator.mime.message import guess_content_type
 from emulator.resources import receiving
+from emulator.resources.domains.service import managed_domain
 
 EXPIRED = "The download link is invalid or has expired."
 
@@ -153,7 +154,7 @@ async def address(request: Request) -> Response:
     token = request.headers.get("authorization", "").partition(" ")[2].strip()
     credential = keyring(emu).by_token.get(token)
     account = credential.account if credential else DEFAULT_ACCOUNT
-    return json_response({"domain": receiving.managed_domain(account)})
+    return json_response({"domain": managed_domain(account)})
 
 
 # ---- downloads ----------------------------------------------------------------------------------

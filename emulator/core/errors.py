@@ -54,6 +54,9 @@ INVALID_IDEMPOTENT_REQUEST = _kind(
     "This idempotency key has been used with this HTTP method and endpoint within the last 24 hours,"
     " but the request body was modified and doesn't match the original request.",
 )
+# [recommendation] Inboxes answer 409 for a used address and a draft sent twice (reference/inboxes.md);
+# the name is undocumented.
+CONFLICT = _kind(409, "conflict", "The request conflicts with the current state of the resource.")
 RESOURCE_LOCKED = _kind(409, "resource_locked", "Another request is already updating this resource.")
 # Not in Resend's catalogue: the real edge answers oversize bodies itself. We keep the Resend shape so
 # SDKs still parse it; 413 is the status any HTTP client expects for this condition.

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from emulator.core.errors import invalid
+from emulator.core.errors import ApiError, invalid
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -51,28 +51,33 @@ def parse_page(query: Mapping[str, str], optional_limit: bool, uuid_cursors: boo
 
 
 async def fetch_page(tx: Tx, table: str, page: Page, where: str = "account = ?",
-                     params: Sequence[Any] | None = None, columns: str = "*") -> tuple[list[Row], bool]:
-    """Rows of `table` matching `where`, newest first, and whether more lie beyond the page."""
+                     params: Sequence[Any] | None = None, columns: str = "*", *, order: str = "seq",
+                     oldest_first: bool = False,
+                     unknown_cursor: ApiError | None = None) -> tuple[list[Row], bool]:
+    """Rows of `table` matching `where` by the integer column `order`, newest first (`after` → older,
+    `before` → newer) or `oldest_first` (`after` → newer, `before` → older), and whether more lie beyond
+    the page. A cursor outside the selection raises `unknown_cursor` (default: the 422 above)."""
     base_params = list(params) if params is not None else [tx.account]
     cursor = page.after or page.before
-    seek, order = "", "DESC"
+    seek, descending = "", not oldest_first
     seek_params: list[Any] = []
     if cursor is not None:
-        row = await tx.one(f"SELECT seq FROM {table} WHERE ({where}) AND id = ?",
+        row = await tx.one(f"SELECT {order} FROM {table} WHERE ({where}) AND id = ?",
                            [*base_params, cursor])
         if row is None:
-            raise invalid(BAD_CURSOR_MESSAGE)
-        seek = "AND seq < ?" if page.after else "AND seq > ?"
-        order = "DESC" if page.after else "ASC"
-        seek_params = [row["seq"]]
+            raise unknown_cursor or invalid(BAD_CURSOR_MESSAGE)
+        descending = (page.after is not None) != oldest_first
+        seek = f"AND {order} < ?" if descending else f"AND {order} > ?"
+        seek_params = [row[order]]
     limit_sql = "" if page.limit is None else f"LIMIT {page.limit + 1}"
     rows = await tx.all(
-        f"SELECT {columns} FROM {table} WHERE ({where}) {seek} ORDER BY seq {order} {limit_sql}",
+        f"SELECT {columns} FROM {table} WHERE ({where}) {seek} ORDER BY {order}"
+        f" {'DESC' if descending else 'ASC'} {limit_sql}",
         [*base_params, *seek_params],
     )
     has_more = page.limit is not None and len(rows) > page.limit
     rows = rows[: page.limit] if page.limit is not None else rows
-    if order == "ASC":
+    if descending == oldest_first:  # walked against the list's order: turn the page round
         rows.reverse()
     return rows, has_more
 

@@ -25,8 +25,9 @@ from emulator.core.errors import ApiError, invalid, not_found
 from emulator.core.events import emit
 from emulator.core.pages import UUID, fetch_page, list_body, parse_page
 from emulator.mime.intake import Parsed, bare, parse
-from emulator.resources.domains.service import receiving_domains
+from emulator.resources.domains.service import MANAGED_SUFFIX, managed_domain, receiving_domains
 from emulator.resources.emails.service import email_eml
+from emulator.resources.inboxes import accept_inbound
 
 if TYPE_CHECKING:
     from emulator.core.db import Row
@@ -68,7 +69,6 @@ TABLES = [
     )""",
     "CREATE INDEX IF NOT EXISTS received_attachments_email ON received_attachments (email_id, seq)",
 ]
-MANAGED_SUFFIX = ".resend.app"
 URL_LIFETIME = timedelta(hours=1)  # documented: download URLs last one hour
 FILES_PREFIX = "/_emulator/files/receiving"
 AUTH_RESULTS = ("pass", "fail", "gray", "processing_failed", "unknown")
@@ -78,11 +78,6 @@ HTML_FORMATS = ("data_uri", "cid")
 
 
 # ---- routing: which account receives an address ---------------------------------------------------
-
-def managed_domain(account: str) -> str:
-    """[rec] The account's managed receiving subdomain: stable per account, no secret in it."""
-    return hashlib.sha256(account.encode()).hexdigest()[:12] + MANAGED_SUFFIX
-
 
 async def _account_of(tx: Tx, domain: str) -> str | None:
     if domain.endswith(MANAGED_SUFFIX):
@@ -168,6 +163,7 @@ async def deliver(tx: Tx, raw: bytes, routes: dict[str, list[str]],
         row = await _store(inbox, raw, parsed, received_for, outcome)
         attachments = await _attachment_rows(inbox, row["id"])
         await emit(inbox, "email.received", event_data(row, attachments), subject_id=row["id"])
+        await accept_inbound(inbox, row, attachments, received_for)
         stored.append({"id": row["id"], "received_for": received_for})
     return stored
 

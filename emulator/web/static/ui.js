@@ -207,6 +207,11 @@
       }
     } else if (page === "webhooks") {
       refreshSection();
+    } else if (page === "inboxes" || page === "inbox") {
+      if (/^inbox\./.test(message.type) || message.type === "resync" || message.type === "reset") refreshSection();
+    } else if (page === "thread") {
+      // Only when something happens in an inbox: re-rendering reloads the message frames.
+      if (/^inbox\./.test(message.type)) refreshSection();
     }
   }
 

@@ -1,0 +1,161 @@
+"""Inboxes: create, list, get (by id or address), update, delete (reference/inboxes.md §3.1–3.4).
+
+Domain rules follow the emails group: the domain must be one of the account's; it must be verified
+only under --strict-domains (as for sending), and it must have receiving enabled unless `forwarding`
+asks for a receiving address on the account's managed `.resend.app` domain.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from emulator.api.ops import ApiRequest, Reply
+from emulator.core import errors, validate
+from emulator.core.errors import ApiError, invalid, missing_field
+from emulator.core.pages import list_body, parse_page
+from emulator.resources.domains.service import managed_domain
+from emulator.resources.inboxes.events import inbox_event
+from emulator.resources.inboxes.store import inbox_body, inbox_item, require_inbox, seek
+
+if TYPE_CHECKING:
+    from emulator.core.db import Row, Tx
+
+_LOCAL = re.compile(r"^[a-z0-9._%+-]{1,64}$")
+_FROM_NAME_FORBIDDEN = re.compile(r"[:<>\x00-\x1f\x7f]")
+IN_USE = "The email address `{address}` is already used by another inbox."
+
+
+def _address(body: dict[str, Any]) -> tuple[str, str]:
+    raw = validate.string(body, "email_address", required_=True)
+    assert raw is not None
+    address = raw.strip().lower()
+    local, at, domain = address.rpartition("@")
+    if not at or not _LOCAL.match(local) or local.startswith(".") or local.endswith(".") or ".." in local \
+            or "." not in domain:
+        raise invalid("Invalid `email_address` field. The email address needs to follow the"
+                      " `email@example.com` format.")
+    return address, domain
+
+
+def _name(body: dict[str, Any]) -> str | None:
+    value = validate.string(body, "name", max_len=64)
+    if value is not None and not value.strip():
+        raise invalid("The `name` field must not be empty.")
+    return value.strip() if value is not None else None
+
+
+def _from_name(body: dict[str, Any]) -> str | None:
+    """A plain display name (not `Name <addr>`), at most 78 characters; `""` leaves it unset [sdk]."""
+    value = validate.string(body, "from_name", max_len=78)
+    if value is None or not value.strip():
+        return None
+    if _FROM_NAME_FORBIDDEN.search(value):
+        raise invalid("The `from_name` field must be a plain name: no colon, `<`, `>` or line breaks.")
+    return value.strip()
+
+
+async def _domain(tx: Tx, name: str, forwarding: bool) -> Row:
+    row = await tx.one("SELECT * FROM domains WHERE account = ? AND name = ?", (tx.account, name))
+    if row is None:
+        raise invalid(f"The domain `{name}` was not found on your account. Add it at resend.com/domains.")
+    if tx.emu.settings.strict_domains and row["status"] != "verified":
+        raise invalid(f"The domain `{name}` is not verified. Please, add and verify your domain.")
+    if not forwarding and row["receiving"] != "enabled":
+        raise invalid(f"The domain `{name}` does not have receiving enabled. Enable receiving on the"
+                      " domain, or create the inbox with `forwarding: true`.")
+    return row
+
+
+async def _taken(tx: Tx, column: str, address: str) -> bool:
+    # Addresses are unique across accounts: mail to one address reaches one inbox.
+    return await tx.one(f"SELECT id FROM inboxes WHERE {column} = ?", (address,)) is not None
+
+
+def _conflict(address: str) -> ApiError:
+    # [docs] a used address answers 409; the error name is undocumented ([recommendation] `conflict`).
+    return ApiError(errors.CONFLICT, IN_USE.format(address=address))
+
+
+async def create_inbox(tx: Tx, body: dict[str, Any], source: str = "api") -> Reply:
+    if body.get("email_address") is None:
+        raise missing_field("email_address")
+    address, domain_name = _address(body)
+    name, from_name = _name(body), _from_name(body)
+    forwarding = bool(validate.boolean(body, "forwarding"))
+    domain = await _domain(tx, domain_name, forwarding)
+    receiving = None
+    if forwarding:
+        receiving = f"{address.partition('@')[0]}.{domain_name.split('.')[0]}@{managed_domain(tx.account)}"
+    if await _taken(tx, "email_address", address):
+        raise _conflict(address)
+    if receiving is not None and await _taken(tx, "receiving_address", receiving):
+        raise _conflict(receiving)
+    row: Row = {"id": tx.new_id(), "account": tx.account, "name": name or address, "email_address": address,
+                "domain_id": domain["id"], "receiving_address": receiving, "from_name": from_name,
+                "agent_actions": "[]", "created_at": tx.now_db, "updated_at": tx.now_db}
+    await tx.insert("inboxes", row)
+    row = await require_inbox(tx, row["id"])
+    await inbox_event(tx, "inbox.created", row, source)
+    return Reply(await inbox_body(tx, row), 201)
+
+
+async def list_inboxes(tx: Tx, query: Any) -> dict[str, Any]:
+    page = parse_page(query, optional_limit=False, uuid_cursors=True)
+    rows, has_more = await seek(tx, "inboxes", page, "account = ?", [tx.account], order="seq")
+    return list_body([await inbox_item(tx, row) for row in rows], has_more)
+
+
+async def get_inbox(tx: Tx, inbox_id: str) -> dict[str, Any]:
+    return await inbox_body(tx, await require_inbox(tx, inbox_id))
+
+
+async def update_inbox(tx: Tx, inbox_id: str, body: dict[str, Any], source: str = "api") -> dict[str, Any]:
+    row = await require_inbox(tx, inbox_id)
+    if "name" not in body and "from_name" not in body:
+        raise invalid("Provide at least one of `name` or `from_name`.")
+    changes: dict[str, Any] = {"updated_at": tx.now_db}
+    if "name" in body:
+        name = _name(body)
+        if name is None:
+            raise invalid("The `name` field must not be empty.")
+        changes["name"] = name
+    if "from_name" in body:
+        changes["from_name"] = _from_name(body)
+    await tx.update("inboxes", row["id"], changes)
+    row = {**row, **changes}
+    await inbox_event(tx, "inbox.updated", row, source)
+    return {"object": "inbox", "id": row["id"]}
+
+
+async def delete_inbox(tx: Tx, inbox_id: str, source: str = "api") -> dict[str, Any]:
+    row = await require_inbox(tx, inbox_id)
+    threads = "SELECT id FROM inbox_threads WHERE inbox_id = ?"
+    await tx.run(f"DELETE FROM inbox_thread_labels WHERE thread_id IN ({threads})", (row["id"],))
+    await tx.run("DELETE FROM inbox_draft_files WHERE draft_id IN (SELECT id FROM inbox_drafts"
+                 " WHERE inbox_id = ?)", (row["id"],))
+    for table in ("inbox_messages", "inbox_threads", "inbox_drafts", "inbox_labels"):
+        await tx.run(f"DELETE FROM {table} WHERE inbox_id = ?", (row["id"],))
+    await tx.run("DELETE FROM inboxes WHERE id = ?", (row["id"],))
+    await inbox_event(tx, "inbox.deleted", row, source)
+    return {"object": "inbox", "id": row["id"], "deleted": True}
+
+
+async def http_create(tx: Tx, req: ApiRequest) -> Reply:
+    return await create_inbox(tx, req.json_object())
+
+
+async def http_list(tx: Tx, req: ApiRequest) -> dict[str, Any]:
+    return await list_inboxes(tx, req.query)
+
+
+async def http_get(tx: Tx, req: ApiRequest) -> dict[str, Any]:
+    return await get_inbox(tx, req.params["inbox_id"])
+
+
+async def http_update(tx: Tx, req: ApiRequest) -> dict[str, Any]:
+    return await update_inbox(tx, req.params["inbox_id"], req.json_object())
+
+
+async def http_delete(tx: Tx, req: ApiRequest) -> dict[str, Any]:
+    return await delete_inbox(tx, req.params["inbox_id"])
