@@ -97,7 +97,7 @@ def test_invalid_create_bodies(client: TestClient, body: dict[str, object],
 
 def test_pagination_refusals_of_the_contacts_list(client: TestClient) -> None:
     """Seed §4.5 rules 1-3 on this list, whole bodies (the messages come from core/pages.py)."""
-    docs = "See https://resend.com/docs/api-reference/pagination for more information."
+    docs = "See https://resend.com/docs/pagination for more information."
     for query, message in [
         ("limit=101", f"The pagination limit must be a number between 1 and 100. {docs}"),
         ("after=a&before=b", f"You can only pass one of `before` or `after` for pagination. {docs}"),

@@ -10,7 +10,7 @@ from starlette.testclient import TestClient
 from emulator.core.pages import fetch_page, parse_page
 
 LIMIT_ERROR = ("The pagination limit must be a number between 1 and 100."
-               " See https://resend.com/docs/api-reference/pagination for more information.")
+               " See https://resend.com/docs/pagination for more information.")
 
 
 def make_keys(client: TestClient, count: int) -> list[str]:
@@ -23,6 +23,14 @@ def make_keys(client: TestClient, count: int) -> list[str]:
 @pytest.mark.parametrize("limit", ["0", "101", "-1", "abc", "2.5", ""])
 def test_limit_outside_1_to_100_is_422(client: TestClient, limit: str) -> None:
     response = client.get(f"/api-keys?limit={limit}")
+    assert response.status_code == 422
+    assert response.json() == {"statusCode": 422, "message": LIMIT_ERROR, "name": "validation_error"}
+
+
+@pytest.mark.parametrize("limit", ["0\x1f", "\u0663", "1e2"])
+def test_limit_with_control_characters_or_non_ascii_digits_is_422(client: TestClient, limit: str) -> None:
+    """`0\\x1f` once reached int() after str.strip() let it through the check: a 500 the fuzz test found."""
+    response = client.get("/webhooks/9a84b94b-9411-4aaa-8ee5-92d72a81082f/events", params={"limit": limit})
     assert response.status_code == 422
     assert response.json() == {"statusCode": 422, "message": LIMIT_ERROR, "name": "validation_error"}
 

@@ -18,10 +18,16 @@ if TYPE_CHECKING:
 
     from emulator.core.db import Row, Tx
 
-DOCS = "See https://resend.com/docs/api-reference/pagination for more information."
-LIMIT_MESSAGE = f"The pagination limit must be a number between 1 and 100. {DOCS}"
-BOTH_CURSORS_MESSAGE = f"You can only pass one of `before` or `after` for pagination. {DOCS}"
-BAD_CURSOR_MESSAGE = f"The pagination cursor references an object that does not exist. {DOCS}"
+# The seed's example (reference 00-general §3, seed §7.1) and the pagination docs link this page; the
+# inbox API's documented errors link the API reference's copy instead (reference/inboxes.md).
+DOCS = "See https://resend.com/docs/pagination for more information."
+INBOX_DOCS = "See https://resend.com/docs/api-reference/pagination for more information."
+LIMIT_TEXT = "The pagination limit must be a number between 1 and 100."
+BOTH_CURSORS_TEXT = "You can only pass one of `before` or `after` for pagination."
+BAD_CURSOR_TEXT = "The pagination cursor references an object that does not exist."
+LIMIT_MESSAGE = f"{LIMIT_TEXT} {DOCS}"
+BOTH_CURSORS_MESSAGE = f"{BOTH_CURSORS_TEXT} {DOCS}"
+BAD_CURSOR_MESSAGE = f"{BAD_CURSOR_TEXT} {DOCS}"
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 DEFAULT_LIMIT = 20
 
@@ -33,20 +39,23 @@ class Page:
     before: str | None = None
 
 
-def parse_page(query: Mapping[str, str], optional_limit: bool, uuid_cursors: bool = False) -> Page:
-    """Read `limit`/`after`/`before`. With `optional_limit`, an absent limit means "all" (rule 3)."""
+def parse_page(query: Mapping[str, str], optional_limit: bool, uuid_cursors: bool = False,
+               docs: str = DOCS) -> Page:
+    """Read `limit`/`after`/`before`. With `optional_limit`, an absent limit means "all" (rule 3).
+    `docs` is the sentence that closes each refusal's message."""
     after, before = query.get("after"), query.get("before")
     if after is not None and before is not None:
-        raise invalid(BOTH_CURSORS_MESSAGE)
+        raise invalid(f"{BOTH_CURSORS_TEXT} {docs}")
     raw_limit = query.get("limit")
     limit: int | None = None if optional_limit else DEFAULT_LIMIT
     if raw_limit is not None:
-        if not re.fullmatch(r"\d{1,4}", raw_limit.strip()) or not 1 <= int(raw_limit) <= 100:
-            raise invalid(LIMIT_MESSAGE)
-        limit = int(raw_limit)
+        digits = raw_limit.strip()  # str.strip() also drops control characters that int() refuses
+        if not re.fullmatch(r"[0-9]{1,4}", digits) or not 1 <= int(digits) <= 100:
+            raise invalid(f"{LIMIT_TEXT} {docs}")
+        limit = int(digits)
     for cursor in (after, before):
         if cursor is not None and (not cursor or (uuid_cursors and not UUID.match(cursor))):
-            raise invalid(BAD_CURSOR_MESSAGE)
+            raise invalid(f"{BAD_CURSOR_TEXT} {docs}")
     return Page(limit, after, before)
 
 

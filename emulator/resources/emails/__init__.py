@@ -10,6 +10,7 @@ from typing import Any
 
 from emulator.resources.emails import attachments, metrics, outcomes, scripted, service, tracking
 from emulator.resources.emails.fields import EmailDraft
+from emulator.resources.emails.fields import attachments as parse_attachments
 from emulator.resources.emails.schedule import parse_scheduled_at
 
 TABLES = [*service.TABLES, *tracking.TABLES, *scripted.TABLES]
@@ -20,4 +21,4 @@ def install(emu: Any) -> None:
     outcomes.install(emu)
 
 
-__all__ = ["OPS", "TABLES", "EmailDraft", "install", "parse_scheduled_at"]
+__all__ = ["OPS", "TABLES", "EmailDraft", "install", "parse_attachments", "parse_scheduled_at"]

@@ -16,9 +16,9 @@ from emulator.api.ops import ApiRequest, Reply
 from emulator.core import errors, validate
 from emulator.core.addresses import addresses
 from emulator.core.errors import ApiError, invalid
-from emulator.core.pages import list_body, parse_page
+from emulator.core.pages import INBOX_DOCS, list_body, parse_page
 from emulator.mime.message import html_to_text
-from emulator.resources.emails import fields as email_fields
+from emulator.resources.emails import parse_attachments
 from emulator.resources.inboxes.events import draft_event
 from emulator.resources.inboxes.messages import (
     MAX_SUBJECT,
@@ -99,7 +99,7 @@ def _file_meta(row: Row) -> dict[str, Any]:
 
 async def _store_files(tx: Tx, draft_id: str, body: dict[str, Any]) -> int:
     """`attachments` replaces every file on the draft (checked as a send's attachments are)."""
-    files = email_fields.attachments(body, in_batch=False)
+    files = parse_attachments(body, in_batch=False)
     await tx.run("DELETE FROM inbox_draft_files WHERE draft_id = ?", (draft_id,))
     for file in files:
         await tx.insert("inbox_draft_files", {
@@ -165,7 +165,7 @@ async def create_draft(tx: Tx, inbox_id: str, body: dict[str, Any], source: str 
 
 
 async def list_drafts(tx: Tx, inbox_id: str, query: Any) -> dict[str, Any]:
-    page = parse_page(query, optional_limit=False, uuid_cursors=True)
+    page = parse_page(query, optional_limit=False, uuid_cursors=True, docs=INBOX_DOCS)
     inbox = await require_inbox(tx, inbox_id)
     rows, has_more = await seek(tx, "inbox_drafts", page, "inbox_id = ? AND email_id IS NULL", [inbox["id"]])
     return list_body([await draft_item(tx, row) for row in rows], has_more)

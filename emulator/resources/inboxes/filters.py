@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from emulator.core.clock import parse_iso
 from emulator.core.errors import invalid
-from emulator.core.pages import DOCS, UUID, Page, parse_page
+from emulator.core.pages import BOTH_CURSORS_TEXT, INBOX_DOCS, UUID, Page, parse_page
 from emulator.resources.inboxes.store import FOLDERS, require_label
 
 if TYPE_CHECKING:
@@ -100,8 +100,8 @@ def page(query: Any) -> Page:
             raise invalid(f"The `{name}` parameter must be a thread ID. To filter by date, use"
                           f" `GET /inboxes/:id/threads/search` with `{bound}`.")
     if query.get("after") is not None and query.get("before") is not None:
-        raise invalid(f"You can only pass one of `before` or `after` for pagination. {DOCS}")
-    return parse_page(query, optional_limit=False)
+        raise invalid(f"{BOTH_CURSORS_TEXT} {INBOX_DOCS}")
+    return parse_page(query, optional_limit=False, docs=INBOX_DOCS)
 
 
 @dataclass(frozen=True)

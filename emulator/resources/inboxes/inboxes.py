@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from emulator.api.ops import ApiRequest, Reply
 from emulator.core import errors, validate
 from emulator.core.errors import ApiError, invalid, missing_field
-from emulator.core.pages import list_body, parse_page
+from emulator.core.pages import INBOX_DOCS, list_body, parse_page
 from emulator.resources.domains.service import managed_domain
 from emulator.resources.inboxes.events import inbox_event
 from emulator.resources.inboxes.store import inbox_body, inbox_item, require_inbox, seek
@@ -101,7 +101,7 @@ async def create_inbox(tx: Tx, body: dict[str, Any], source: str = "api") -> Rep
 
 
 async def list_inboxes(tx: Tx, query: Any) -> dict[str, Any]:
-    page = parse_page(query, optional_limit=False, uuid_cursors=True)
+    page = parse_page(query, optional_limit=False, uuid_cursors=True, docs=INBOX_DOCS)
     rows, has_more = await seek(tx, "inboxes", page, "account = ?", [tx.account], order="seq")
     return list_body([await inbox_item(tx, row) for row in rows], has_more)
 

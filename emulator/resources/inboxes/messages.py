@@ -16,7 +16,7 @@ from emulator.api.ops import ApiRequest
 from emulator.core import validate
 from emulator.core.addresses import MAX_RECIPIENTS, address_of, addresses
 from emulator.core.errors import invalid
-from emulator.core.pages import list_body, parse_page
+from emulator.core.pages import INBOX_DOCS, list_body, parse_page
 from emulator.resources.emails.service import send_email
 from emulator.resources.inboxes.events import email_event
 from emulator.resources.inboxes.filing import add_message, open_thread, touch
@@ -218,7 +218,7 @@ async def original_files(tx: Tx, original: Row) -> list[dict[str, Any]]:
 
 async def list_emails(tx: Tx, inbox_id: str, thread_id: str, query: Any) -> dict[str, Any]:
     """Oldest first: `after` → the next, newer page; `before` → the older one [docs]."""
-    page = parse_page(query, optional_limit=False, uuid_cursors=True)
+    page = parse_page(query, optional_limit=False, uuid_cursors=True, docs=INBOX_DOCS)
     thread = await require_thread(tx, await require_inbox(tx, inbox_id), thread_id)
     rows, has_more = await seek(tx, "inbox_messages", page, "thread_id = ?", [thread["id"]], order="seq",
                                 oldest_first=True)

@@ -16,7 +16,7 @@ from emulator.api.ops import ApiRequest
 from emulator.core import errors
 from emulator.core.clock import from_db
 from emulator.core.errors import ApiError
-from emulator.core.pages import BAD_CURSOR_MESSAGE, list_body
+from emulator.core.pages import BAD_CURSOR_TEXT, INBOX_DOCS, list_body
 from emulator.resources.inboxes import filters
 from emulator.resources.inboxes.store import loads, require_inbox, thread_messages
 from emulator.resources.inboxes.threads import list_item, thread_where
@@ -144,7 +144,7 @@ def _window(found: list[tuple[Row, Row | None]], after: str | None, before: str 
     ids = [thread["id"] for thread, _ in found]
     cursor = after or before
     if cursor is not None and cursor not in ids:
-        raise ApiError(errors.NOT_FOUND, BAD_CURSOR_MESSAGE)
+        raise ApiError(errors.NOT_FOUND, f"{BAD_CURSOR_TEXT} {INBOX_DOCS}")
     if after is not None:
         rest = found[ids.index(after) + 1:]
         return rest[:limit], len(rest) > limit

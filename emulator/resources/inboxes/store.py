@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from emulator.core import errors
 from emulator.core.clock import from_db, iso_z
 from emulator.core.errors import ApiError
-from emulator.core.pages import BAD_CURSOR_MESSAGE, Page, fetch_page
+from emulator.core.pages import BAD_CURSOR_TEXT, INBOX_DOCS, Page, fetch_page
 from emulator.resources.emails.service import check_uuid
 
 if TYPE_CHECKING:
@@ -209,7 +209,7 @@ async def seek(tx: Tx, table: str, page: Page, where: str, params: list[Any], or
                oldest_first: bool = False) -> tuple[list[Row], bool]:
     """A keyset page; a cursor outside the selection is a 404 in the inbox lists [docs]."""
     return await fetch_page(tx, table, page, where, params, order=order, oldest_first=oldest_first,
-                            unknown_cursor=ApiError(errors.NOT_FOUND, BAD_CURSOR_MESSAGE))
+                            unknown_cursor=ApiError(errors.NOT_FOUND, f"{BAD_CURSOR_TEXT} {INBOX_DOCS}"))
 
 
 # ---- wire shapes --------------------------------------------------------------------------------
