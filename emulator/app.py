@@ -16,6 +16,7 @@ from starlette.routing import BaseRoute
 
 from emulator import web
 from emulator.api import idempotency, request_log
+from emulator.api.access_log import AccessLog
 from emulator.api.guard import Guard
 from emulator.api.ops import Op, error_response
 from emulator.api.pipeline import build_routes
@@ -76,6 +77,15 @@ async def _crash(request: Request, exc: Exception) -> Response:
     return error_response(ApiError(errors.APPLICATION_ERROR))
 
 
+def _print_line(line: str) -> None:
+    print(line, flush=True)
+
+
+def _middleware(settings: Settings) -> list[Middleware]:
+    guard = Middleware(Guard, bound_host=settings.host, allowed=settings.allowed_hosts)
+    return [Middleware(AccessLog, write=_print_line), guard] if settings.log_requests else [guard]
+
+
 def create_app(settings: Settings | None = None) -> Starlette:
     emu = Emulator(settings or Settings())
     modules = [*KERNEL_MODULES, *MODULES, *EXTENSIONS]
@@ -112,7 +122,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
-        middleware=[Middleware(Guard, bound_host=emu.settings.host, allowed=emu.settings.allowed_hosts)],
+        middleware=_middleware(emu.settings),
         exception_handlers={
             404: _not_found, HTTPException: _http_error, ApiError: _api_error, Exception: _crash,
         },
