@@ -218,6 +218,16 @@ async def _email_row(emu: Emulator, email_id: str, account: str | None) -> Row:
     return row
 
 
+async def requested_email(request: Request) -> Row:
+    """The email a `/_emulator/outbox/{email_id}…` route names (404 outside `account`/`api_key`)."""
+    emu = emulator_of(request)
+    return await _email_row(emu, request.path_params["email_id"], _account_of(emu, request.query_params))
+
+
+def message_headers(raw: bytes) -> list[dict[str, str]]:
+    return _message_headers(raw)
+
+
 async def _detail_of(emu: Emulator, row: Row) -> dict[str, Any]:
     async with emu.transaction(row["account"]) as tx:
         return await detail(tx, row)
