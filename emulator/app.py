@@ -24,7 +24,17 @@ from emulator.control import base as control
 from emulator.control import (
     domains as control_domains,
 )
-from emulator.control import engagement, files, inbound, outbox, qa, scenarios, snapshots, webhook_faults
+from emulator.control import (
+    engagement,
+    files,
+    inbound,
+    outbox,
+    qa,
+    scenarios,
+    search,
+    snapshots,
+    webhook_faults,
+)
 from emulator.control import (
     faults as api_faults,
 )
@@ -42,7 +52,7 @@ KERNEL_MODULES: list[Any] = [events, jobs, idempotency, request_log]
 # Extra parts (webhook delivery, SMTP, web UI, test plugin support) plug in here: each may offer
 # TABLES, OPS, ROUTES, `install(emu)` (at creation) and `async start(emu)` / `async stop(emu)`.
 EXTENSIONS: list[Any] = [control, outbox, control_domains, control_smtp, files, webhook_faults, web, smtp,
-                         inbound, api_faults, snapshots, scenarios, engagement, qa]
+                         inbound, api_faults, snapshots, scenarios, engagement, qa, search]
 
 
 def all_ops() -> list[Op]:
