@@ -8,7 +8,8 @@
     before:2026-05-14       created before
 
 Terms are ANDed. Text terms match whole words, the last word of each by prefix (`from:bill` finds
-billing@…), case- and accent-insensitively: `from:billing@acme.dev` is the phrase `billing acme dev`.
+billing@…) unless punctuation ends the term (`user77@` is not `user770@`), case- and
+accent-insensitively: `from:billing@acme.dev` is the phrase `billing acme dev`.
 Quote a value that has spaces. A `key:` this language does not know is searched as free text.
 
 The index (`emails_fts`, rowid = `emails.seq`) is kept by triggers, so every way mail enters — API,
@@ -86,9 +87,13 @@ def _words(value: str) -> list[str]:
 
 
 def _phrase(value: str) -> str | None:
-    """`billing@acme.dev` → `"billing acme dev"*` (the index holds the same tokens)."""
+    """`billing@acme.dev` → `"billing acme dev"*` (the index holds the same tokens). The last word is a
+    prefix unless punctuation ends the value: `user77@` means the whole word `user77`."""
     words = _words(value)
-    return f'"{" ".join(words)}"*' if words else None
+    if not words:
+        return None
+    prefix = "*" if _words(value[-1]) else ""
+    return f'"{" ".join(words)}"{prefix}'
 
 
 def _like(value: str, columns: tuple[str, ...]) -> tuple[str, list[Any]]:

@@ -125,7 +125,9 @@ async def message_frame(request: Request) -> Response:
         if row is None:
             return frame_response(request, "<p>Message not found.</p>", remote=False, status=404)
         html = framed_html(row, await attachments_of(tx, box, message_id))
-    return frame_response(request, html, remote=request.query_params.get("remote") == "1")
+    query = request.query_params
+    return frame_response(request, html, remote=query.get("remote") == "1",
+                          dark=query.get("scheme") == "dark")
 
 
 async def message_eml(request: Request) -> Response:
