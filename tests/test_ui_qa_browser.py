@@ -3,6 +3,8 @@ the Checks tab, no horizontal overflow, a preview frame as tall as the email, da
 
 from __future__ import annotations
 
+import base64
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -101,5 +103,133 @@ def test_checks_tab_of_a_plain_table_email_reports_no_unsupported_feature(browse
         page.locator("#tab-checks").click()
         expect(page.locator("#html-all-supported")).to_be_visible()
         expect(page.locator("#html-unsupported")).to_have_count(0)
+    finally:
+        page.context.close()
+
+
+TALL_EMAIL = """<!doctype html><html><body style="margin:0">
+<div style="height:3000px;background:linear-gradient(#fff,#ddd)">Top of a long newsletter</div>
+<p id="end">The very end</p></body></html>"""
+DARK_AWARE = """<!doctype html><html><head><meta name="color-scheme" content="light dark"><style>
+body { background: #ffffff; color: #222222; }
+@media (prefers-color-scheme: dark) { body { background: #111111; color: #eeeeee; } }
+</style></head><body><p>Hello in both schemes</p></body></html>"""
+WIDE_EMAIL = ('<table width="1200"><tr><td><img width="1200" height="80" alt="banner" src="data:image/gif;'
+              'base64,R0lGODlhAQABAAAAACw="></td></tr></table>'
+              f'<p>{"averyveryverylongwordwithoutspaces" * 8}</p>')
+PDF = base64.b64encode(b"%PDF-1.4").decode()
+
+
+def crowded_mailbox(api: httpx.Client) -> str:
+    """Long names, addresses, subjects, tags and many attachments: what pushes a layout off the edge."""
+    attachments = [{"filename": f"quarterly-report-with-a-rather-long-file-name-{n}.pdf", "content": PDF}
+                   for n in range(6)]
+    send(api, **{"from": "Acme Billing Department <billing-notifications@very-long-subdomain.acme.dev>"},
+         to=["Ada Lovelace <ada.lovelace.countess.of.lovelace@analytical-engine.example.org>"],
+         cc=["Grace Hopper <grace@hopper.dev>"], subject="An extraordinarily long subject line " * 4,
+         tags=[{"name": "campaign", "value": "spring-sale-2026-extended-edition"}])
+    return send(api, html=WIDE_EMAIL, subject="Wide", attachments=attachments,
+                to=["a-recipient-with-a-very-long-address@subdomain.example.org"])
+
+
+@pytest.mark.parametrize("viewport", SIZES)
+def test_nothing_overflows_the_list_or_the_message_page(browser: Browser, server: EmulatorServer,
+                                                        api: httpx.Client, viewport: ViewportSize) -> None:
+    wide = crowded_mailbox(api)
+    page = open_page(browser, viewport, f"{server.url}{UI}/")
+    try:
+        expect(page.locator("#rows tr.row")).to_have_count(2)
+        assert overflow(page) == 0
+        page.goto(f"{server.url}{UI}/messages/{wide}")
+        expect(page.frame_locator("#preview").locator("img")).to_have_count(1)
+        assert overflow(page) == 0
+        for tab in ("text", "headers", "raw", "activity", "checks"):
+            page.locator(f"#tab-{tab}").click()
+            assert overflow(page) == 0, tab
+    finally:
+        page.context.close()
+
+
+def frame_fit(page: Page) -> dict[str, float]:
+    """The frame's height on the page and its document's scrollable height inside."""
+    frame = page.frame_locator("#preview").locator("html")
+    inner = frame.evaluate("() => ({scroll: document.scrollingElement.scrollHeight, view: innerHeight})")
+    return {"frame": page.locator("#preview").bounding_box()["height"], **inner}  # type: ignore[index]
+
+
+@pytest.mark.parametrize("viewport", SIZES)
+def test_the_preview_is_as_tall_as_the_email(browser: Browser, server: EmulatorServer, api: httpx.Client,
+                                            viewport: ViewportSize) -> None:
+    tall, short = send(api, html=TALL_EMAIL), send(api, html="<p>Thanks!</p>")
+    page = open_page(browser, viewport, f"{server.url}{UI}/messages/{tall}")
+    try:
+        expect(page.locator("#preview")).to_have_attribute("style", re.compile(r"height: 3\d{3}px"))
+        fit = frame_fit(page)
+        assert fit["frame"] >= 3000 and fit["scroll"] <= fit["view"], fit  # whole, no inner scrollbar
+        page.goto(f"{server.url}{UI}/messages/{short}")
+        expect(page.locator("#preview")).to_have_attribute("style", re.compile(r"height: \d{2,3}px"))
+        fit = frame_fit(page)
+        assert fit["frame"] < 150 and fit["scroll"] <= fit["view"], fit  # no blank half page
+    finally:
+        page.context.close()
+
+
+def test_dark_mode_toggle_renders_the_email_with_its_dark_styles(browser: Browser, server: EmulatorServer,
+                                                                 api: httpx.Client) -> None:
+    email_id = send(api, html=DARK_AWARE)
+    page = open_page(browser, DESKTOP, f"{server.url}{UI}/messages/{email_id}", color_scheme="light")
+    body = page.frame_locator("#preview").locator("body")
+    try:
+        expect(body).to_have_css("background-color", "rgb(255, 255, 255)")
+        expect(body).to_have_css("color", "rgb(34, 34, 34)")
+        page.locator("#dark-preview").click()
+        expect(page.locator("#dark-preview")).to_have_attribute("aria-pressed", "true")
+        expect(body).to_have_css("background-color", "rgb(17, 17, 17)")
+        expect(body).to_have_css("color", "rgb(238, 238, 238)")
+        page.locator("#dark-preview").click()
+        expect(body).to_have_css("background-color", "rgb(255, 255, 255)")
+    finally:
+        page.context.close()
+
+
+@pytest.mark.parametrize("viewport", SIZES)
+def test_list_shows_names_cc_and_utc_and_the_page_has_a_favicon(browser: Browser, server: EmulatorServer,
+                                                                api: httpx.Client,
+                                                                viewport: ViewportSize) -> None:
+    email_id = send(api, **{"from": "Acme Billing <billing@acme.dev>"},
+                    to=["Ada Lovelace <ada@lovelace.dev>"], cc=["grace@hopper.dev"])
+    context = browser.new_context(viewport=viewport, is_mobile=viewport is PHONE)
+    page = context.new_page()
+    failed: list[str] = []
+    page.on("response", lambda response: failed.append(response.url) if response.status >= 400 else None)
+    try:
+        page.goto(f"{server.url}{UI}/")
+        row = page.locator(f'#rows tr.row[data-id="{email_id}"]')
+        expect(row.locator(".c-from")).to_contain_text("Acme Billing")
+        expect(row.locator(".c-from")).to_contain_text("billing@acme.dev")
+        expect(row.locator(".c-to")).to_contain_text("Ada Lovelace")
+        expect(row.locator(".c-to .cc")).to_have_text("cc grace@hopper.dev")
+        expect(page.locator(".summary .tz-note")).to_have_text("times in UTC")
+        icon = page.locator('link[rel="icon"]').get_attribute("href")
+        response = page.request.get(f"{server.url}{icon}")
+        assert response.status == 200 and response.headers["content-type"].startswith("image/svg+xml")
+        page.goto(f"{server.url}{UI}/messages/{email_id}")
+        expect(page.locator(".fields time")).to_contain_text("UTC")
+        assert failed == []
+    finally:
+        context.close()
+
+
+def test_a_bounce_shows_its_reason_in_the_summary_and_the_activity(browser: Browser, server: EmulatorServer,
+                                                                   api: httpx.Client) -> None:
+    email_id = send(api, to=["bounced@resend.dev"])
+    assert api.post("/_emulator/clock/advance", json={"seconds": 10}).status_code == 200
+    page = open_page(browser, DESKTOP, f"{server.url}{UI}/messages/{email_id}")
+    try:
+        expect(page.locator("#status")).to_have_text("bounced")
+        expect(page.locator("#status-reason")).to_contain_text("Permanent bounce (NoEmail): The recipient's")
+        page.locator("#tab-activity").click()
+        reason = page.locator("#timeline .event", has_text="email.bounced").locator(".reason")
+        expect(reason).to_contain_text("Permanent bounce (NoEmail): ")
     finally:
         page.context.close()

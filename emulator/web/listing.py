@@ -114,7 +114,7 @@ class ListPage:
 
 
 def _columns(box: Box) -> str:
-    common = "seq, id, from_addr, to_addrs, subject, created_at"
+    common = "seq, id, from_addr, to_addrs, cc, subject, created_at"
     return common + (", last_event, scheduled_at, tags" if box.has_status else "")
 
 
@@ -156,7 +156,8 @@ def _json_list(raw: str | None) -> list[Any]:
 def list_row(box: Box, row: Row, attachments: int = 0) -> dict[str, Any]:
     return {
         "id": row["id"], "seq": row["seq"], "url": f"{box.url}/{row['id']}",
-        "from": row["from_addr"], "to": _json_list(row["to_addrs"]), "subject": row["subject"] or "",
+        "from": row["from_addr"], "to": _json_list(row["to_addrs"]), "cc": _json_list(row.get("cc")),
+        "subject": row["subject"] or "",
         "created_at": row["created_at"], "status": row.get("last_event"),
         "scheduled_at": row.get("scheduled_at"), "tags": _json_list(row.get("tags")),
         "attachments": attachments,
