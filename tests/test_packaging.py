@@ -30,3 +30,19 @@ def test_the_openapi_oracle_is_part_of_the_repository() -> None:
     data = ROOT / "tests" / "data"
     assert (data / "resend-openapi.yaml").read_text().startswith("openapi:")
     assert "Permission is hereby granted" in (data / "LICENSE-resend-openapi").read_text()
+
+
+def test_an_editable_install_is_quiet(tmp_path: Path) -> None:
+    # What `make install-test` does; pip ≥ 25 shows the backend's warnings, so `-v` output is checked here.
+    result = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-v", "-e", str(ROOT),
+                             "--target", str(tmp_path / "site")], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    output = result.stdout + result.stderr
+    assert "Editable installation" not in output  # a remapped package-dir makes setuptools warn
+    assert "_Warning" not in output and "SetuptoolsDeprecationWarning" not in output
+    assert (tmp_path / "site").is_dir()
+
+
+def test_scenarios_ship_from_the_top_level_fixtures_folder() -> None:
+    link = ROOT / "emulator" / "fixtures"
+    assert link.is_symlink() and link.resolve() == (ROOT / "fixtures").resolve()
