@@ -69,8 +69,9 @@ def send(api: httpx.Client, **fields: object) -> str:
 
 
 def overflow(page: Page) -> int:
-    """How far the page is wider than the window (0 when nothing runs off the edge)."""
-    return int(page.evaluate("document.documentElement.scrollWidth - window.innerWidth"))
+    """How far the page is wider than the screen (0 when nothing runs off the edge). Not innerWidth: a
+    phone browser zooms out to fit wide content, so innerWidth grows with the overflow itself."""
+    return int(page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth"))
 
 
 @pytest.mark.parametrize("viewport", SIZES)
