@@ -21,7 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from emulator.control.qa.scan import Inventory, scan
+from emulator.control.qa.scan import Index, index, scan
 
 PACKAGE_VERSION = "1.0.5"  # the npm package the JSON came from (CANIEMAIL.md)
 DATA = Path(__file__).resolve().parent / "caniemail.json"
@@ -33,46 +33,57 @@ MAJOR_CLIENTS = [
     ("thunderbird", "macos"),
 ]
 SUPPORT = {"y": "supported", "a": "partial", "n": "unsupported"}
-Matcher = Callable[[Inventory], list[int]]
+Matcher = Callable[[Index], list[int]]
 
 
 def _tags(*names: str, attr: tuple[str, str] | None = None) -> Matcher:
-    def match(inventory: Inventory) -> list[int]:
-        return [tag.line for tag in inventory.tags if tag.name in names
-                and (attr is None or (tag.attrs.get(attr[0]) or "").lower() == attr[1])]
+    def match(ix: Index) -> list[int]:
+        return [tag.line for name in names for tag in ix.tags.get(name, [])
+                if attr is None or (tag.attrs.get(attr[0]) or "").lower() == attr[1]]
     return match
 
 
 def _attributes(*names: str) -> Matcher:
-    return lambda inventory: [tag.line for tag in inventory.tags if any(name in tag.attrs for name in names)]
+    return lambda ix: [line for name in names for line in ix.attributes.get(name, [])]
+
+
+def _properties(names: set[str], value: str | None = None) -> Matcher:
+    """Declarations of these properties (with exactly this value, `!important` aside, when given)."""
+    def match(ix: Index) -> list[int]:
+        return [d.line for name in names for d in ix.props.get(name, [])
+                if value is None or d.value.lower().split("!")[0].strip() == value]
+    return match
 
 
 def _declarations(test: Callable[[str, str], bool]) -> Matcher:
-    return lambda inventory: [d.line for d in inventory.declarations if test(d.prop, d.value.lower())]
+    """A scan of every declaration: for the few features no index entry names."""
+    return lambda ix: [d.line for d in ix.inventory.declarations if test(d.prop, d.value.lower())]
 
 
 def _href(test: Callable[[str], bool]) -> Matcher:
-    return lambda inventory: [tag.line for tag in inventory.tags
-                              if tag.name == "a" and test((tag.attrs.get("href") or "").strip().lower())]
+    return lambda ix: [tag.line for tag in ix.tags.get("a", [])
+                       if test((tag.attrs.get("href") or "").strip().lower())]
 
 
 def _image_sources(test: Callable[[str], bool]) -> Matcher:
-    def match(inventory: Inventory) -> list[int]:
-        return [tag.line for tag in inventory.tags if tag.name == "img"
-                and test((tag.attrs.get("src") or "").strip().lower().split("?")[0])]
-    return match
+    return lambda ix: [tag.line for tag in ix.tags.get("img", [])
+                       if test((tag.attrs.get("src") or "").strip().lower().split("?")[0])]
 
 
 def _values(*words: str) -> Matcher:
     return _declarations(lambda prop, value: any(word in value for word in words))
 
 
+def _functions(*names: str) -> Matcher:
+    return lambda ix: [line for name in names for line in ix.functions.get(name, [])]
+
+
 HAND_MADE: dict[str, Matcher] = {
-    "html-doctype": lambda inv: [1] if (inv.doctype or "").lower().strip() == "doctype html" else [],
-    "html-comments": lambda inv: inv.comments,
+    "html-doctype": lambda ix: [1] if (ix.inventory.doctype or "").lower().strip() == "doctype html" else [],
+    "html-comments": lambda ix: ix.inventory.comments,
     "html-mailto-links": _href(lambda href: href.startswith("mailto:")),
     "html-anchor-links": _href(lambda href: href.startswith("#") and len(href) > 1),
-    "html-meta-color-scheme": lambda inv: [t.line for t in inv.tags if t.name == "meta" and (
+    "html-meta-color-scheme": lambda ix: [t.line for t in ix.tags.get("meta", []) if (
         t.attrs.get("name") or "").lower() in ("color-scheme", "supported-color-schemes")],
     "html-h1-h6": _tags("h1", "h2", "h3", "h4", "h5", "h6"),
     "html-lists": _tags("ul", "ol", "dl"),
@@ -83,12 +94,12 @@ HAND_MADE: dict[str, Matcher] = {
     "html-image-maps": _tags("map", "area"),
     "html-svg": _tags("svg"),
     "image-base64": _image_sources(lambda src: src.startswith("data:image/")),
-    "css-unit-calc": _declarations(lambda prop, value: "calc(" in value),
+    "css-unit-calc": _functions("calc"),
     "css-important": _declarations(lambda prop, value: "!important" in value),
     "css-variables": _declarations(lambda prop, value: prop.startswith("--") or "var(" in value),
     "css-sytem-ui": _values("system-ui", "ui-serif", "ui-sans-serif", "ui-rounded", "ui-monospace"),
     "css-intrinsic-size": _values("fit-content", "min-content", "max-content"),
-    "css-modern-color": _values("lch(", "oklch(", "lab(", "oklab("),
+    "css-modern-color": _functions("lch", "oklch", "lab", "oklab"),
 }
 IMAGE_ALIASES = {"jpg": ("jpg", "jpeg"), "tiff": ("tif", "tiff"), "heif": ("heif", "heic")}
 
@@ -97,28 +108,25 @@ def _css_matcher(title: str, keywords: list[str], titles: set[str]) -> Matcher |
     if title.startswith("@"):
         name = title[1:].split()[0].rstrip(",")
         conditions = [c.strip().removeprefix("-webkit-") for c in re.findall(r"\(([^)]+)\)", title)]
-        return lambda inv: [r.line for r in inv.at_rules if r.name == name
-                            and (not conditions or any(c in r.prelude.lower() for c in conditions))]
+        return lambda ix: [r.line for r in ix.inventory.at_rules if r.name == name
+                           and (not conditions or any(c in r.prelude.lower() for c in conditions))]
     if title.startswith(":"):
         alone = "" if title.startswith("::") else "(?<!:)"  # `:before` is not `::before`
         pattern = re.compile(alone + re.escape(title) + r"(?![\w-])")
-        return lambda inv: [line for selector, line in inv.selectors if pattern.search(selector.lower())]
+        return lambda ix: [line for selector, line in ix.inventory.selectors
+                           if pattern.search(selector.lower())]
     if match := re.fullmatch(r"([a-z-]+)\(\)", title):
-        call = f"{match.group(1)}("
-        return _declarations(lambda prop, value: call in value)
+        return _functions(match.group(1))
     if match := re.fullmatch(r"([a-z-]+):\s*([a-z-]+)", title):
-        prop_name, value_name = match.groups()
-        return _declarations(
-            lambda prop, value: prop == prop_name and value.split("!")[0].strip() == value_name)
+        return _properties({match.group(1)}, match.group(2))
     if match := re.fullmatch(r"(\S+) unit", title):
         unit = match.group(1)
-        pattern = re.compile(r"^initial$" if unit == "initial" else r"\d" + re.escape(unit) + r"(?![a-z])")
-        return _declarations(lambda prop, value: bool(pattern.search(value)))
+        return lambda ix: ix.units.get(unit, [])
     listed = [part.strip() for part in re.split(r",|&", re.sub(r" (CSS )?(property|properties|shorthand)$",
                                                                "", title.strip()))]
     if all(re.fullmatch(r"[a-z-]+", name) for name in listed):
-        names = set(listed) | {k for k in keywords if k.startswith(f"{title}-") and k not in titles}
-        return _declarations(lambda prop, value: prop in names)
+        longhands = {k for k in keywords if k.startswith(f"{title}-") and k not in titles}
+        return _properties(set(listed) | longhands)
     return None
 
 
@@ -183,15 +191,20 @@ def _score(points: list[float]) -> float:
     return round(100 * sum(points) / len(points), 1) if points else 100.0
 
 
+def _entry(feature: dict[str, Any], lines: list[int], clients: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"slug": feature["slug"], "title": feature["title"], "category": feature["category"],
+            "url": feature["url"], "lines": lines, "clients": clients}
+
+
 def check_html(html: str | None) -> dict[str, Any]:
     data = dataset()
-    inventory = scan(html or "")
+    ix = index(scan(html or ""))
     detected, points = 0, []
     flagged: list[dict[str, Any]] = []
     caveats: list[dict[str, Any]] = []
     per_client: dict[str, list[float]] = {f"{f}.{p}": [] for f, p in MAJOR_CLIENTS}
     for feature, match in data["matchers"]:
-        lines = sorted(set(match(inventory)))
+        lines = sorted(set(match(ix)))
         if not lines:
             continue
         detected += 1
@@ -202,10 +215,10 @@ def check_html(html: str | None) -> dict[str, Any]:
             per_client[answer["client"]].append(value)
         unsupported = [a for a in answers if a["support"] == "unsupported"]
         partial = [a for a in answers if a["support"] == "partial"]
-        if unsupported or partial:
-            found = {"slug": feature["slug"], "title": feature["title"], "category": feature["category"],
-                     "url": feature["url"], "lines": lines, "clients": unsupported or partial}
-            (flagged if unsupported else caveats).append(found)
+        if unsupported:
+            flagged.append(_entry(feature, lines, unsupported))
+        elif partial:
+            caveats.append(_entry(feature, lines, partial))
     return {
         "object": "html_check",
         "dataset": {"name": "caniemail", "package_version": PACKAGE_VERSION,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -37,6 +38,7 @@ _TRACKING = re.compile(r"/_emulator/t/(click|open)/([A-Za-z0-9_-]+)$")
 OPAQUE_SCHEMES = ("mailto", "tel", "sms", "data")
 
 
+@lru_cache(maxsize=1024)
 def _host_problem(host: str) -> str | None:
     if host == "localhost" or host.endswith(LOCAL_SUFFIXES):
         return "local_host"

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from html.parser import HTMLParser
 
 # Comments are blanked, not removed, so offsets keep pointing at the same lines.
 _CSS_COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _AT_RULE = re.compile(r"@([a-zA-Z-]+)([^{;]*)")
 _RULE = re.compile(r"([^{}@;]+)\{([^{}]*)\}")
+_FUNCTION = re.compile(r"([a-z][a-z0-9-]*)\(")
+_UNIT = re.compile(r"\d(vmin|vmax|rem|px|em|ex|ch|cm|mm|in|pt|pc|vh|vw|%)(?![a-z])")
 
 
 @dataclass(frozen=True)
@@ -114,8 +117,41 @@ class _Scanner(HTMLParser):
         self.inventory.doctype = decl
 
 
+@lru_cache(maxsize=8)
 def scan(html: str) -> Inventory:
+    """Cached: the four checks of one message view read the same HTML (callers never change the result)."""
     scanner = _Scanner()
     scanner.feed(html)
     scanner.close()
     return scanner.inventory
+
+
+@dataclass
+class Index:
+    """The inventory looked up by name, built in one pass: each of the ~280 feature checks then reads
+    only its own entries (a 300 KB newsletter is checked in milliseconds, not by 280 full scans)."""
+
+    inventory: Inventory
+    tags: dict[str, list[Tag]] = field(default_factory=dict)
+    attributes: dict[str, list[int]] = field(default_factory=dict)
+    props: dict[str, list[Declaration]] = field(default_factory=dict)
+    functions: dict[str, list[int]] = field(default_factory=dict)
+    units: dict[str, list[int]] = field(default_factory=dict)
+
+
+def index(inventory: Inventory) -> Index:
+    found = Index(inventory)
+    for tag in inventory.tags:
+        found.tags.setdefault(tag.name, []).append(tag)
+        for name in tag.attrs:
+            found.attributes.setdefault(name, []).append(tag.line)
+    for declaration in inventory.declarations:
+        found.props.setdefault(declaration.prop, []).append(declaration)
+        value = declaration.value.lower()
+        for name in _FUNCTION.findall(value):
+            found.functions.setdefault(name, []).append(declaration.line)
+        for unit in _UNIT.findall(value):
+            found.units.setdefault(unit, []).append(declaration.line)
+        if value == "initial":
+            found.units.setdefault("initial", []).append(declaration.line)
+    return found
