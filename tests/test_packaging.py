@@ -7,13 +7,15 @@ import sys
 import zipfile
 from pathlib import Path
 
+from tests.source_tree import source_copy
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_the_wheel_builds_without_packaging_warnings_and_ships_the_ui_files(tmp_path: Path) -> None:
     # Build isolation fetches the newest setuptools the index has: the one whose warnings a user sees.
-    result = subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-v",
-                             "-w", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    result = subprocess.run([sys.executable, "-m", "pip", "wheel", str(source_copy(tmp_path)), "--no-deps",
+                             "-v", "-w", str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     output = result.stdout + result.stderr
     assert "is absent from the `packages` configuration" not in output
@@ -34,7 +36,8 @@ def test_the_openapi_oracle_is_part_of_the_repository() -> None:
 
 def test_an_editable_install_is_quiet(tmp_path: Path) -> None:
     # What `make install-test` does; pip ≥ 25 shows the backend's warnings, so `-v` output is checked here.
-    result = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-v", "-e", str(ROOT),
+    source = source_copy(tmp_path)
+    result = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-v", "-e", str(source),
                              "--target", str(tmp_path / "site")], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     output = result.stdout + result.stderr

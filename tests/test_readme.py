@@ -22,6 +22,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.source_tree import source_copy
+
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
 FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.M | re.S)
@@ -81,7 +83,8 @@ def shell(line: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def run_command(line: str, tmp_path: Path) -> None:
-    line = line.replace(CLONE_PLACEHOLDER, str(ROOT))
+    if CLONE_PLACEHOLDER in line:
+        line = line.replace(CLONE_PLACEHOLDER, str(source_copy(tmp_path / "clone")))
     words = shlex.split(line)
     if words[0] == "make":
         # `make run` serves until Ctrl-C and `make test` is this suite: check the targets exist and resolve.
