@@ -313,7 +313,8 @@ def test_each_search_key_narrows_the_list(client: TestClient) -> None:
     assert searched(client, "to:lovelace") == [shipped]                  # display names and domains too
     assert searched(client, "tag:plan") == searched(client, "tag:plan:pro") == [shipped]
     assert searched(client, "tag:plan:free") == []
-    assert searched(client, "status:bounced") == [bounced]
+    assert searched(client, "status:bounced") == searched(client, "is:bounced") == [bounced]
+    assert searched(client, "is:tagged") == [shipped] and searched(client, "is:untagged") == [bounced]
     assert searched(client, "xk-1042") == [shipped]                      # free text reaches the body
     assert searched(client, "after:2026-05-15") == [bounced]             # FROZEN_AT is 2026-05-14 09:00
     assert searched(client, "before:2026-05-15") == [shipped]
@@ -323,7 +324,8 @@ def test_each_search_key_narrows_the_list(client: TestClient) -> None:
 
 
 def test_bad_search_terms_are_validation_errors(client: TestClient) -> None:
-    for q, message in [("status:lost", "`status:` must be one of"), ("has:wings", "`has:` supports"),
+    for q, message in [("status:lost", "`status:` must be one of"), ("is:lost", "`is:` must be one of"),
+                       ("has:wings", "`has:` supports"),
                        ("before:someday", "`before:` takes a date")]:
         response = client.get(OUTBOX, params={"q": q})
         assert response.status_code == 422 and message in response.json()["message"], q

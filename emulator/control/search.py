@@ -4,6 +4,7 @@
     subject:"order shipped" the subject                         invoice       free text: sender, recipients,
     tag:plan or tag:plan:pro  a tag (name, or name:value)                     subject or body
     status:bounced          the email's last event              has:attachment
+    is:bounced (any status), is:tagged / is:untagged
     after:2026-05-01        created on or after (a date: its 00:00 UTC; or an ISO timestamp)
     before:2026-05-14       created before
 
@@ -53,7 +54,8 @@ STATUSES = ("bounced", "canceled", "clicked", "complained", "delivered", "delive
             "opened", "queued", "scheduled", "sent", "suppressed")
 COLUMNS = {"from": "sender", "to": "recipients", "subject": "subject"}
 ROW_COLUMNS = {"from": ("from_addr",), "to": ("to_addrs", "cc", "bcc"), "subject": ("subject",)}
-KEYS = {*COLUMNS, "tag", "status", "has", "before", "after"}
+KEYS = {*COLUMNS, "tag", "status", "is", "has", "before", "after"}
+TAGGED = "json_array_length(coalesce(tags, '[]')) > 0"
 _TERM = re.compile(r'(?:([A-Za-z]+):)?("([^"]*)"?|\S+)')
 
 
@@ -112,9 +114,12 @@ def _instant(key: str, value: str) -> datetime:
 
 
 def _filter(search: Search, key: str, value: str) -> None:
-    if key == "status":
+    if key == "is" and value in ("tagged", "untagged"):
+        search.clauses.append((TAGGED if value == "tagged" else f"NOT ({TAGGED})", []))
+    elif key in ("status", "is"):
         if value not in STATUSES:
-            raise invalid(f"`status:` must be one of: {', '.join(STATUSES)}.")
+            extra = ", tagged, untagged" if key == "is" else ""
+            raise invalid(f"`{key}:` must be one of: {', '.join(STATUSES)}{extra}.")
         search.clauses.append(("last_event = ?", [value]))
     elif key == "tag":
         name, sep, tag_value = value.partition(":")
