@@ -329,6 +329,8 @@ def test_bad_search_terms_are_validation_errors(client: TestClient) -> None:
                        ("before:someday", "`before:` takes a date")]:
         response = client.get(OUTBOX, params={"q": q})
         assert response.status_code == 422 and message in response.json()["message"], q
+        page = client.get("/_emulator/ui/", params={"q": q})  # the UI says it where the rows would be
+        assert page.status_code == 200 and 'id="search-error"' in page.text and message in page.text, q
 
 
 def test_search_uses_the_full_text_index_and_follows_reset_and_snapshots(client: TestClient,
