@@ -73,7 +73,8 @@ LINKS = """<p><a href="https://acme.dev/ok">fine</a>
 <a href="mailto:help@acme.dev">mail</a>
 <img src="https://cdn.acme.dev/logo.png">
 <img src="https://cdn.acme.dev/deco.png" alt="">
-<img src="cid:logo" alt="Logo"><img src="cid:nowhere" alt="x"></p>"""
+<img src="cid:LOGO" alt="Logo"><img src="cid:nowhere" alt="x">
+<a href="http://[::1/broken">bad ipv6</a> <a href="https://acme.dev/_emulator/t/click/x?y">lookalike</a></p>"""
 
 
 def test_link_check_names_each_problem_of_each_link_and_image(client: TestClient) -> None:
@@ -91,11 +92,13 @@ def test_link_check_names_each_problem_of_each_link_and_image(client: TestClient
         ("link", "mailto:help@acme.dev", "ok", []),
         ("image", "https://cdn.acme.dev/logo.png", "warning", ["missing_alt"]),
         ("image", "https://cdn.acme.dev/deco.png", "ok", []),
-        ("image", "cid:logo", "ok", []),
+        ("image", "cid:LOGO", "ok", []),
         ("image", "cid:nowhere", "error", ["missing_cid"]),
+        ("link", "http://[::1/broken", "error", ["malformed"]),
+        ("link", "https://acme.dev/_emulator/t/click/x?y", "ok", []),  # not one of this email's tokens
     ]
     assert [e["line"] for e in body["links"]][:3] == [1, 2, 3]
-    assert (body["errors"], body["warnings"]) == (6, 2)
+    assert (body["errors"], body["warnings"]) == (7, 2)
 
 
 def test_link_check_resolves_click_tracking_links_to_their_targets(client: TestClient) -> None:

@@ -68,7 +68,7 @@ async def material(tx: Tx, row: Row) -> Material:
         html=row["html"], text=email_text(row), generated_text=bool(row["text_auto"] and row["html"]),
         headers=message_headers(await email_eml(tx, row)),
         tracking={link["token"]: (link["kind"], link["url"]) for link in links},
-        content_ids={str(part["content_id"]).strip("<>") for part in parts},
+        content_ids={str(part["content_id"]).strip("<>").lower() for part in parts},
     )
 
 

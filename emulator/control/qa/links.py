@@ -83,14 +83,15 @@ def _entry(kind: str, url: str, line: int, names: list[str], **extra: Any) -> di
 def _check(kind: str, tag: Tag, url: str, tracking: dict[str, tuple[str, str | None]],
            content_ids: set[str]) -> dict[str, Any]:
     alt_problem = ["missing_alt"] if kind == "image" and "alt" not in tag.attrs else []
-    found = _TRACKING.search(urlsplit(url.strip()).path) if "/_emulator/t/" in url else None
+    found = _TRACKING.search(url.strip().split("?")[0]) if "/_emulator/t/" in url else None
     if found and found.group(2) in tracking:
         target = tracking[found.group(2)][1]
         if found.group(1) == "open":
             return _entry("tracking_pixel", url, tag.line, [])
         return _entry(kind, url, tag.line, url_problems(target or "") + alt_problem, target=target)
     problems = url_problems(url)
-    if url.strip().lower().startswith("cid:") and url.strip()[4:].strip("<>") not in content_ids:
+    # Content-IDs compare case-insensitively, as the preview's cid: rewriting does (web/frame.py).
+    if url.strip().lower().startswith("cid:") and url.strip()[4:].strip("<>").lower() not in content_ids:
         problems.append("missing_cid")
     return _entry(kind, url, tag.line, problems + alt_problem)
 
