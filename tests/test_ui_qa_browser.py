@@ -144,6 +144,9 @@ def test_nothing_overflows_the_list_or_the_message_page(browser: Browser, server
         page.goto(f"{server.url}{UI}/messages/{wide}")
         expect(page.frame_locator("#preview").locator("img")).to_have_count(1)
         assert overflow(page) == 0
+        expect(page.locator("#preview")).to_have_attribute("style", re.compile(r"height: \d+px"))
+        fit = frame_fit(page)
+        assert fit["scroll"] <= fit["view"], fit  # wider than the frame, yet no vertical inner scroll
         for tab in ("text", "headers", "raw", "activity", "checks"):
             page.locator(f"#tab-{tab}").click()
             assert overflow(page) == 0, tab
@@ -154,7 +157,8 @@ def test_nothing_overflows_the_list_or_the_message_page(browser: Browser, server
 def frame_fit(page: Page) -> dict[str, float]:
     """The frame's height on the page and its document's scrollable height inside."""
     frame = page.frame_locator("#preview").locator("html")
-    inner = frame.evaluate("() => ({scroll: document.scrollingElement.scrollHeight, view: innerHeight})")
+    inner = frame.evaluate("() => ({scroll: document.scrollingElement.scrollHeight,"
+                           " view: document.documentElement.clientHeight})")
     return {"frame": page.locator("#preview").bounding_box()["height"], **inner}  # type: ignore[index]
 
 

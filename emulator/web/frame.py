@@ -24,8 +24,10 @@ SANDBOX = "allow-scripts allow-popups allow-popups-to-escape-sandbox"
 # so the parent can drop the ones a resize made stale. The parent accepts numbers from this frame only.
 MEASURE = """(function () {
   function report() {
-    var scroller = document.scrollingElement || document.documentElement;
-    parent.postMessage({ resendEmulatorFrameHeight: scroller.scrollHeight, atHeight: innerHeight }, "*");
+    var root = document.documentElement, scroller = document.scrollingElement || root;
+    // A horizontal scrollbar (an email wider than the frame) takes height too.
+    var height = scroller.scrollHeight + Math.max(0, innerHeight - root.clientHeight);
+    parent.postMessage({ resendEmulatorFrameHeight: height, atHeight: innerHeight }, "*");
   }
   if (window.ResizeObserver) {
     var watch = new ResizeObserver(report);
