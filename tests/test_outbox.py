@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import email
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -352,3 +353,18 @@ def test_search_uses_the_full_text_index_and_follows_reset_and_snapshots(client:
     assert searched(client, "quarterly") == [second]
     assert client.post("/_emulator/snapshot/restore", json={"path": path}).status_code == 200
     assert searched(client, "quarterly") == [first]
+
+
+def test_a_snapshot_from_before_the_index_is_searchable_after_restore(client: TestClient,
+                                                                      tmp_path: Any) -> None:
+    old = send(client, subject="Made before search existed")
+    path = tmp_path / "old.db"
+    assert client.post("/_emulator/snapshot/save", json={"path": str(path)}).status_code == 200
+    with sqlite3.connect(path) as raw:  # what an older build's snapshot looks like
+        raw.executescript("DROP TRIGGER emails_fts_insert; DROP TRIGGER emails_fts_delete;"
+                          " DROP TABLE emails_fts;")
+    assert client.post("/_emulator/reset").status_code == 200
+    assert client.post("/_emulator/snapshot/restore", json={"path": str(path)}).status_code == 200
+    assert searched(client, "subject:existed") == [old]
+    newer = send(client, subject="Made after the restore")
+    assert searched(client, "subject:made") == [newer, old]
