@@ -155,9 +155,12 @@ def test_the_emulators_own_unsubscribe_page_stands_for_resends_https_one(client:
 
 def test_text_check_reports_generated_missing_links_and_leftovers(client: TestClient) -> None:
     html = '<p>Your order shipped. <a href="https://acme.dev/track/42">Track it</a> anytime.</p>'
-    generated = check(client, send(client, html=html), "text-check")
+    generated_id = send(client, html=html)
+    generated = check(client, generated_id, "text-check")
     assert problems(generated) == [("generated", "info")] and generated["status"] == "ok"
     assert "https://acme.dev/track/42" in generated["text"]
+    assert client.get(f"{OUTBOX}/{generated_id}.eml").status_code == 200  # stores the generated text
+    assert check(client, generated_id, "text-check") == generated
     stub = check(client, send(client, html=html, text="<p>{{{FIRST_NAME}}}</p>"), "text-check")
     assert problems(stub) == [("html_in_text", "warning"), ("placeholder", "warning"), ("short", "warning"),
                               ("missing_link", "warning")]

@@ -27,6 +27,7 @@ from emulator.control.qa.links import check_links
 from emulator.control.qa.plaintext import check_text
 from emulator.control.qa.scan import scan
 from emulator.control.qa.unsubscribe import check_unsubscribe
+from emulator.mime.message import html_to_text
 from emulator.resources.emails.service import email_eml, email_text
 
 if TYPE_CHECKING:
@@ -59,13 +60,22 @@ def _tracking_urls(material: Material) -> list[tuple[str, str | None]]:
     return found
 
 
+def _generated(row: Row, text: str | None) -> bool:
+    """Made from the HTML because the sender gave no text. Rendering the `.eml` stores that text and
+    clears `text_auto`, so a stored text equal to the HTML's own rendering counts as generated too."""
+    if not row["html"]:
+        return False
+    return bool(row["text_auto"]) or (text is not None and text == html_to_text(row["html"]))
+
+
 async def material(tx: Tx, row: Row) -> Material:
     links = await tx.all("SELECT token, kind, url FROM email_links WHERE account = ? AND email_id = ?",
                          (row["account"], row["id"]))
     parts = await tx.all("SELECT content_id FROM email_attachments WHERE account = ? AND email_id = ?"
                          " AND content_id IS NOT NULL", (row["account"], row["id"]))
+    text = email_text(row)
     return Material(
-        html=row["html"], text=email_text(row), generated_text=bool(row["text_auto"] and row["html"]),
+        html=row["html"], text=text, generated_text=_generated(row, text),
         headers=message_headers(await email_eml(tx, row)),
         tracking={link["token"]: (link["kind"], link["url"]) for link in links},
         content_ids={str(part["content_id"]).strip("<>").lower() for part in parts},
