@@ -11,10 +11,12 @@ from emulator.control.qa.compat import PACKAGE_VERSION
 from tests.emails_helpers import PNG, send, verified_domain
 
 OUTBOX = "/_emulator/outbox"
-PLAIN_TABLE = """<table width="100%" cellpadding="0" cellspacing="0" border="0">
+PLAIN_TABLE = """<!doctype html>
+<html><head><meta charset="utf-8"><title>Your order</title></head><body>
+<table width="100%" cellpadding="0" cellspacing="0" border="0">
 <tr><td align="center" style="background-color: #ffffff; color: #333333; font-family: Arial, sans-serif">
 Hello, Ada. Your order has shipped.
-</td></tr></table>"""
+</td></tr></table></body></html>"""
 FLEX = """<!doctype html>
 <html><head><style>
 .row { display: flex; }
@@ -56,6 +58,13 @@ def test_html_check_flags_nothing_in_a_plain_table_layout(client: TestClient) ->
     assert body["features_detected"] >= 5  # table, cellpadding, align, background-color, font-family...
     assert {f["slug"] for f in body["partial"]} <= {"html-align", "html-width"}
     assert body["score"] > 95
+
+
+def test_a_styled_body_is_flagged_where_clients_drop_the_body(client: TestClient) -> None:
+    html = '<body style="background:#eeeeee"><p>Hi</p></body>'
+    styled = check(client, send(client, html=html), "html-check")
+    body = next(f for f in styled["unsupported"] if f["slug"] == "html-body")
+    assert body["lines"] == [1] and "outlook.macos" in [c["client"] for c in body["clients"]]
 
 
 def test_html_check_of_a_text_only_email_detects_nothing(client: TestClient) -> None:
