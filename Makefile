@@ -1,7 +1,7 @@
 PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 
-.PHONY: install install-test run test lint typecheck bench
+.PHONY: install install-test run test lint typecheck bench screenshots
 
 install:
 	$(PIP) install -q .
@@ -25,3 +25,7 @@ typecheck:
 bench: install-test
 	command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk)
 	$(PYTHON) -m benchmarks
+
+# Regenerates docs/screenshots/*.png (the only run that writes tracked files).
+screenshots: install-test
+	RESEND_EMULATOR_SCREENSHOTS=docs/screenshots $(PYTHON) -m pytest -q tests/test_ui_browser.py -k screenshots

@@ -16,6 +16,7 @@ from starlette.routing import BaseRoute
 
 from emulator import web
 from emulator.api import idempotency, request_log
+from emulator.api.access_log import AccessLog
 from emulator.api.guard import Guard
 from emulator.api.ops import Op, error_response
 from emulator.api.pipeline import build_routes
@@ -23,7 +24,17 @@ from emulator.control import base as control
 from emulator.control import (
     domains as control_domains,
 )
-from emulator.control import engagement, files, inbound, outbox, scenarios, snapshots, webhook_faults
+from emulator.control import (
+    engagement,
+    files,
+    inbound,
+    outbox,
+    qa,
+    scenarios,
+    search,
+    snapshots,
+    webhook_faults,
+)
 from emulator.control import (
     faults as api_faults,
 )
@@ -42,7 +53,7 @@ KERNEL_MODULES: list[Any] = [events, jobs, idempotency, request_log]
 # Extra parts (webhook delivery, SMTP, web UI, test plugin support) plug in here: each may offer
 # TABLES, OPS, ROUTES, `install(emu)` (at creation) and `async start(emu)` / `async stop(emu)`.
 EXTENSIONS: list[Any] = [control, outbox, control_domains, control_smtp, files, webhook_faults, web, smtp,
-                         inbound, api_faults, snapshots, scenarios, engagement, control_oauth]
+                         inbound, api_faults, snapshots, scenarios, engagement, control_oauth, qa, search]
 
 
 def all_ops() -> list[Op]:
@@ -75,6 +86,15 @@ async def _api_error(request: Request, exc: Exception) -> Response:
 async def _crash(request: Request, exc: Exception) -> Response:
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
     return error_response(ApiError(errors.APPLICATION_ERROR))
+
+
+def _print_line(line: str) -> None:
+    print(line, flush=True)
+
+
+def _middleware(settings: Settings) -> list[Middleware]:
+    guard = Middleware(Guard, bound_host=settings.host, allowed=settings.allowed_hosts)
+    return [Middleware(AccessLog, write=_print_line), guard] if settings.log_requests else [guard]
 
 
 def create_app(settings: Settings | None = None) -> Starlette:
@@ -113,7 +133,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
-        middleware=[Middleware(Guard, bound_host=emu.settings.host, allowed=emu.settings.allowed_hosts)],
+        middleware=_middleware(emu.settings),
         exception_handlers={
             404: _not_found, HTTPException: _http_error, ApiError: _api_error, Exception: _crash,
         },

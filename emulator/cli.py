@@ -12,6 +12,7 @@ from collections.abc import Coroutine, Sequence
 from datetime import datetime
 from typing import Any
 
+from emulator import __version__
 from emulator.core.clock import parse_iso
 from emulator.core.config import Settings
 from emulator.core.net import bind
@@ -34,21 +35,32 @@ def _timestamp(value: str) -> datetime:
         raise argparse.ArgumentTypeError(f"not an ISO 8601 timestamp: {value!r}") from None
 
 
+def bundled_scenarios() -> list[str]:
+    from emulator.control.scenarios import FIXTURES
+
+    return sorted(path.stem for path in FIXTURES.glob("*.json"))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="resend-emulator",
         description="A local, stateful emulator of the Resend email API. Every flag can also be set"
                     f" with an environment variable {ENV_PREFIX}<NAME> (shown for each flag).",
+        epilog="Output: a banner with the URL, SMTP ports and API key, then errors only. HTTP requests"
+               " are not logged unless --log-requests (-v) is given.",
     )
     add = parser.add_argument
 
-    def option(flag: str, env: str, help_text: str, **kwargs: Any) -> None:
+    def option(flags: str | tuple[str, ...], env: str, help_text: str, **kwargs: Any) -> None:
         default = _env(env)
         if default is not None and kwargs.get("action") == "store_true":
             kwargs["default"] = _flag(default)
         elif default is not None:
             kwargs["default"] = kwargs.get("type", str)(default)
-        add(flag, help=f"{help_text} [env {ENV_PREFIX}{env}]", **kwargs)
+        names = (flags,) if isinstance(flags, str) else flags
+        add(*names, help=f"{help_text} [env {ENV_PREFIX}{env}]", **kwargs)
+
+    add("--version", action="version", version=f"resend-emulator {__version__}")
 
     option("--host", "HOST", "interface to listen on (default 127.0.0.1)", default="127.0.0.1")
     option("--port", "PORT", "HTTP port (default 2580; 0 picks a free port and prints it)",
@@ -64,7 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     option("--tls-key", "TLS_KEY", "PEM private key for --tls-cert")
     option("--db", "DB", "SQLite file to keep state in (default: in memory, gone at exit)",
            default=":memory:")
-    option("--seed", "SEED", "seed for ids, secrets and tokens (default 0)", type=int, default=0)
+    option("--seed", "SEED", "number that makes ids, secrets and tokens reproducible (default 0); it"
+           " loads no data: for that see --scenario", type=int, default=0, metavar="N")
     add("--api-key", action="append", default=None, metavar="KEY",
         help="pre-provision a full-access API key (repeatable); with none, the default key"
              f" re_emulator_default_key is created [env {ENV_PREFIX}API_KEYS, comma-separated]")
@@ -79,10 +92,17 @@ def build_parser() -> argparse.ArgumentParser:
            " (default 0: headers only, never 429)", type=int, default=0)
     option("--isolate-keys", "ISOLATE_KEYS", "every distinct well-formed key gets its own isolated"
            " account (for test suites sharing one server)", action="store_true")
-    option("--seed-file", "SEED_FILE", "JSON scenario to load at start (see fixtures/)")
+    scenarios = ", ".join(bundled_scenarios())
+    option(("--scenario", "--seed-file"), "SEED_FILE", "seed data to load at start: a bundled scenario"
+           f" ({scenarios}) or the path of a JSON scenario file (--seed-file is the older name;"
+           f" env {ENV_PREFIX}SCENARIO works too)", dest="seed_file", metavar="NAME|FILE",
+           default=_env("SCENARIO"))
     option("--restore", "RESTORE", "snapshot file to restore at start (written by POST"
-           " /_emulator/snapshot/save), before --seed-file")
-    option("--quiet", "QUIET", "log nothing but errors", action="store_true")
+           " /_emulator/snapshot/save), before --scenario")
+    option("--quiet", "QUIET", "log nothing but errors (the start-up banner still prints)",
+           action="store_true")
+    option(("--log-requests", "-v"), "LOG_REQUESTS", "print one line per HTTP request: method, path,"
+           " status and milliseconds (default: requests are not logged)", action="store_true")
     add("--allowed-host", action="append", default=None, metavar="NAME",
         help="also answer requests whose Host is NAME (repeatable; `*` for any), e.g. a container's"
              " service name; by default only the bound host and loopback names"
@@ -107,7 +127,7 @@ def parse_settings(argv: Sequence[str] | None = None) -> Settings:
         tls_cert=args.tls_cert, tls_key=args.tls_key, db=args.db, seed=args.seed, api_keys=keys,
         clock=args.clock, clock_start=args.clock_start, strict_domains=args.strict_domains,
         rate_limit=args.rate_limit, isolate_keys=args.isolate_keys, seed_file=args.seed_file,
-        restore=args.restore, quiet=args.quiet,
+        restore=args.restore, quiet=args.quiet, log_requests=args.log_requests,
         allowed_hosts=args.allowed_host or _names(_env("ALLOWED_HOSTS")),
     )
 
@@ -197,7 +217,7 @@ def _check_seed_file(path: str) -> None:
     try:
         read(path)
     except ApiError as error:
-        raise SystemExit(f"resend-emulator: --seed-file {path}: {error.message}") from None
+        raise SystemExit(f"resend-emulator: --scenario {path}: {error.message}") from None
 
 
 if __name__ == "__main__":

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
+import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import httpx
 
 from emulator.cli import parse_settings
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @contextmanager
@@ -92,3 +97,82 @@ def test_default_key_is_created_and_printed() -> None:
         url = first.split()[-1]
         headers = {"Authorization": "Bearer re_emulator_default_key"}
         assert httpx.get(f"{url}/api-keys", headers=headers).status_code == 200
+
+
+def test_version_prints_the_package_version() -> None:
+    result = subprocess.run([sys.executable, "-m", "emulator", "--version"], capture_output=True, text=True,
+                            timeout=30)
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert result.returncode == 0 and result.stdout == f"resend-emulator {version}\n"
+
+
+def test_help_tells_seed_from_scenario_names_the_bundled_ones_and_says_requests_are_not_logged() -> None:
+    result = subprocess.run([sys.executable, "-m", "emulator", "--help"], capture_output=True, text=True,
+                            timeout=30)
+    text = " ".join(result.stdout.split())
+    assert "--scenario NAME|FILE, --seed-file NAME|FILE" in text
+    assert "a bundled scenario (basic, demo, empty) or the path of a JSON scenario file" in text
+    assert "it loads no data: for that see --scenario" in text
+    assert "--log-requests, -v" in text
+    assert "HTTP requests are not logged unless --log-requests (-v) is given." in text
+
+
+def test_scenario_and_its_old_spelling_set_the_same_setting() -> None:
+    assert parse_settings(["--scenario", "basic"]).seed_file == "basic"
+    assert parse_settings(["--seed-file", "demo"]).seed_file == "demo"
+    os.environ["RESEND_EMULATOR_SCENARIO"] = "empty"
+    try:
+        assert parse_settings([]).seed_file == "empty"
+    finally:
+        del os.environ["RESEND_EMULATOR_SCENARIO"]
+
+
+def banner_then_rest(process: subprocess.Popen[str]) -> tuple[str, list[str]]:
+    """The URL of a `--no-smtp` start (3 banner lines); after termination, every later line."""
+    assert process.stdout is not None
+    banner = [process.stdout.readline() for _ in range(3)]
+    return banner[0].split()[-1], banner
+
+
+def lines_after(process: subprocess.Popen[str]) -> list[str]:
+    process.terminate()
+    rest, _ = process.communicate(timeout=30)
+    return rest.splitlines()
+
+
+def test_a_bundled_scenario_name_works_without_a_fixtures_folder(tmp_path: Path) -> None:
+    # A pip user runs from their own project, where no fixtures/ folder exists.
+    process = subprocess.Popen([sys.executable, "-m", "emulator", "--port", "0", "--no-smtp", "--seed-file",
+                                "basic"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               cwd=tmp_path)
+    try:
+        url, _ = banner_then_rest(process)
+        domains = httpx.get(f"{url}/domains", headers={"Authorization": "Bearer re_emulator_default_key"})
+        assert [d["name"] for d in domains.json()["data"]] == ["acme.dev"]
+    finally:
+        lines_after(process)
+
+
+def test_log_requests_prints_method_path_status_and_ms_one_line_each() -> None:
+    process = subprocess.Popen([sys.executable, "-m", "emulator", "--port", "0", "--no-smtp", "-v"],
+                               stdout=subprocess.PIPE, text=True)
+    url, _ = banner_then_rest(process)
+    auth = {"Authorization": "Bearer re_emulator_default_key"}
+    httpx.get(f"{url}/domains?limit=5", headers=auth)
+    httpx.post(f"{url}/emails", headers=auth, json={"from": "a@acme.dev"})
+    httpx.get(f"{url}/nowhere", headers=auth)
+    lines = lines_after(process)
+    assert len(lines) == 3, lines
+    pattern = r"^{} {} {} \d+\.\dms$"
+    for line, (method, path, status) in zip(lines, [("GET", "/domains", 200), ("POST", "/emails", 422),
+                                                    ("GET", "/nowhere", 404)], strict=True):
+        assert re.match(pattern.format(method, re.escape(path), status), line), line
+
+
+def test_requests_are_not_logged_by_default() -> None:
+    process = subprocess.Popen([sys.executable, "-m", "emulator", "--port", "0", "--no-smtp"],
+                               stdout=subprocess.PIPE, text=True)
+    url, banner = banner_then_rest(process)
+    assert httpx.get(f"{url}/domains", headers={"Authorization": "Bearer re_emulator_default_key"}).is_success
+    assert lines_after(process) == []
+    assert "outbox UI" in banner[-1]

@@ -18,7 +18,7 @@ from tests.oauth_helpers import (
     register,
     tokens,
 )
-from tests.openapi_oracle import check, needs_spec
+from tests.openapi_oracle import check
 
 
 @pytest.fixture
@@ -73,7 +73,6 @@ def test_revoke_errors(http: TestClient) -> None:
     oauth_error(wrong, 401, "invalid_client")
 
 
-@needs_spec
 def test_list_grants_whole_body_newest_first_and_valid(http: TestClient) -> None:
     first = register(http, scope="emails:send", logo_uri="https://acme.example/logo.png")
     tokens(http, first)
@@ -98,7 +97,6 @@ def test_list_grants_whole_body_newest_first_and_valid(http: TestClient) -> None
     assert http.get("/oauth/grants", params={"limit": 0}).status_code == 422
 
 
-@needs_spec
 def test_delete_grant_revokes_it_and_a_second_delete_is_404(http: TestClient) -> None:
     client = register(http)
     issued = tokens(http, client)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import email
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
+from emulator.control.search import parse_search
 from emulator.core.clock import iso_z
 from emulator.core.events import EventBus
 from emulator.resources.emails.outcomes import DELIVERY_DELAY
@@ -275,3 +277,94 @@ def test_wait_ignores_other_accounts(isolated: TestClient) -> None:
     assert call.listening.wait(timeout=5)
     send(isolated, key="re_suite_two")
     outbox_error(call.result(), 408, "wait_timeout")
+
+
+# ---- search (q=, the query language of emulator/control/search.py, over the FTS5 index) ---------------
+
+LOGO = {"filename": "invoice.pdf", "content": base64.b64encode(b"%PDF-1.4").decode()}
+
+
+def searched(client: TestClient, q: str) -> list[str]:
+    return listed(client, q=q, limit="100")
+
+
+def test_from_and_has_attachment_find_exactly_the_matching_emails(client: TestClient) -> None:
+    plain = send(client, **{"from": "billing@acme.dev"}, attachments=[LOGO], subject="Invoice 1")
+    named = send(client, **{"from": "Acme Billing <billing@acme.dev>"}, attachments=[LOGO],
+                 subject="Invoice 2")
+    send(client, **{"from": "billing@acme.dev"}, subject="No attachment")
+    send(client, **{"from": "support@acme.dev"}, attachments=[LOGO], subject="Other sender")
+    send(client, **{"from": "notbilling@acme.dev"}, attachments=[LOGO], subject="Longer local part")
+    send(client, **{"from": "support@acme.dev"}, to=["billing@acme.dev"], attachments=[LOGO], subject="To it")
+    assert searched(client, "from:billing@acme.dev has:attachment") == [named, plain]
+    page = client.get("/_emulator/ui/", params={"q": "from:billing@acme.dev has:attachment"})
+    assert page.status_code == 200 and page.text.count('class="row') == 2
+
+
+def test_each_search_key_narrows_the_list(client: TestClient) -> None:
+    shipped = send(client, subject="Your order shipped", to=["Ada Lovelace <ada@lovelace.dev>"],
+                   text="Track parcel XK-1042 at https://acme.dev/track.",
+                   tags=[{"name": "plan", "value": "pro"}])
+    advance(client, 86_400)
+    bounced = send(client, subject="Order received", to=["bounced@resend.dev"], cc=["grace@hopper.dev"])
+    advance(client, 10)
+    assert searched(client, 'subject:"order shipped"') == [shipped]
+    assert searched(client, "subject:order") == [bounced, shipped]
+    assert searched(client, "to:grace@hopper.dev") == [bounced]          # Cc counts as a recipient
+    assert searched(client, "to:lovelace") == [shipped]                  # display names and domains too
+    assert searched(client, "tag:plan") == searched(client, "tag:plan:pro") == [shipped]
+    assert searched(client, "tag:plan:free") == []
+    assert searched(client, "status:bounced") == searched(client, "is:bounced") == [bounced]
+    assert searched(client, "is:tagged") == [shipped] and searched(client, "is:untagged") == [bounced]
+    assert searched(client, "xk-1042") == [shipped]                      # free text reaches the body
+    assert searched(client, "after:2026-05-15") == [bounced]             # FROZEN_AT is 2026-05-14 09:00
+    assert searched(client, "before:2026-05-15") == [shipped]
+    assert searched(client, "before:2026-05-15T09:00:00Z after:2026-05-14T09:00:00Z") == [shipped]
+    assert searched(client, "order @") == [bounced, shipped]              # lone punctuation: substring
+    assert searched(client, "https://acme.dev/track") == [shipped]        # an unknown key is free text
+
+
+def test_bad_search_terms_are_validation_errors(client: TestClient) -> None:
+    for q, message in [("status:lost", "`status:` must be one of"), ("is:lost", "`is:` must be one of"),
+                       ("has:wings", "`has:` supports"),
+                       ("before:someday", "`before:` takes a date")]:
+        response = client.get(OUTBOX, params={"q": q})
+        assert response.status_code == 422 and message in response.json()["message"], q
+        page = client.get("/_emulator/ui/", params={"q": q})  # the UI says it where the rows would be
+        assert page.status_code == 200 and 'id="search-error"' in page.text and message in page.text, q
+
+
+def test_search_uses_the_full_text_index_and_follows_reset_and_snapshots(client: TestClient,
+                                                                         tmp_path: Any) -> None:
+    first = send(client, subject="Quarterly report")
+    emu = client.app.state.emu  # type: ignore[attr-defined]
+    sql, params = parse_search("quarterly").where()
+
+    async def plan() -> list[Any]:
+        query = f"EXPLAIN QUERY PLAN SELECT seq FROM emails WHERE {sql}"
+        return await emu.db.call(lambda raw: raw.execute(query, params).fetchall())  # type: ignore[no-any-return]
+
+    assert "VIRTUAL TABLE INDEX" in str(client.portal.call(plan))  # type: ignore[attr-defined]
+    path = str(tmp_path / "state.db")
+    assert client.post("/_emulator/snapshot/save", json={"path": path}).status_code == 200
+    assert client.post("/_emulator/reset").status_code == 200
+    assert searched(client, "quarterly") == []
+    second = send(client, subject="Quarterly numbers")
+    assert searched(client, "quarterly") == [second]
+    assert client.post("/_emulator/snapshot/restore", json={"path": path}).status_code == 200
+    assert searched(client, "quarterly") == [first]
+
+
+def test_a_snapshot_from_before_the_index_is_searchable_after_restore(client: TestClient,
+                                                                      tmp_path: Any) -> None:
+    old = send(client, subject="Made before search existed")
+    path = tmp_path / "old.db"
+    assert client.post("/_emulator/snapshot/save", json={"path": str(path)}).status_code == 200
+    with sqlite3.connect(path) as raw:  # what an older build's snapshot looks like
+        raw.executescript("DROP TRIGGER emails_fts_insert; DROP TRIGGER emails_fts_delete;"
+                          " DROP TABLE emails_fts;")
+    assert client.post("/_emulator/reset").status_code == 200
+    assert client.post("/_emulator/snapshot/restore", json={"path": str(path)}).status_code == 200
+    assert searched(client, "subject:existed") == [old]
+    newer = send(client, subject="Made after the restore")
+    assert searched(client, "subject:made") == [newer, old]

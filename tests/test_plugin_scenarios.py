@@ -49,7 +49,7 @@ def test_a_broken_seed_file_stops_the_start_with_one_line(tmp_path: Path) -> Non
     run = subprocess.run([sys.executable, "-m", "emulator", "--port", "0", "--no-smtp", "--seed-file",
                           str(broken)], capture_output=True, text=True, timeout=60, check=False)
     assert run.returncode != 0
-    assert (f"--seed-file {broken}: Scenario kind `broadcasts` is not supported by this emulator build yet"
+    assert (f"--scenario {broken}: Scenario kind `broadcasts` is not supported by this emulator build yet"
             in run.stderr)
     assert "Traceback" not in run.stderr
 

@@ -81,6 +81,18 @@ def test_outbox_get_and_raw(fresh: EmulatorServer) -> None:
     assert b"Subject: Hi" in fresh.outbox.raw(sent["id"])
 
 
+def test_outbox_search_and_checks(fresh: EmulatorServer) -> None:
+    flex = {**MAIL, "html": '<div style="display:flex">Hi</div>', "subject": "Flexible"}
+    sent = fresh.request("POST", "/emails", flex)
+    fresh.request("POST", "/emails", MAIL)
+    assert [e["id"] for e in fresh.outbox.list(q='subject:"flexible"')] == [sent["id"]]
+    report = fresh.outbox.checks(sent["id"])
+    assert list(report) == ["object", "email_id", "html", "links", "unsubscribe", "text"]
+    outlook = [f["slug"] for f in report["html"]["unsupported"]
+               if any(c["client"] == "outlook.windows" for c in f["clients"])]
+    assert outlook == ["css-display-flex"]
+
+
 def test_errors_carry_status_and_body(fresh: EmulatorServer) -> None:
     with pytest.raises(EmulatorError) as raised:
         fresh.request("GET", "/domains/not-there")

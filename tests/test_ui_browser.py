@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import email
+import os
 import re
 from collections.abc import Iterator
 from email import policy
@@ -291,7 +292,8 @@ def test_search_and_status_filter_with_a_thousand_emails(page: Page, server: Emu
     assert _subjects(page) == expected_tagged
 
 
-SCREENSHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
+# `make screenshots` sets this to docs/screenshots; other runs write to a temporary folder.
+SCREENSHOTS_DIR = os.environ.get("RESEND_EMULATOR_SCREENSHOTS")
 RECEIPT_HTML = """<!doctype html><html><head><meta name="viewport" content="width=device-width">
 <style>
   body { margin: 0; background: #f4f5f7; font-family: Helvetica, Arial, sans-serif; color: #1d1f23; }
@@ -341,7 +343,8 @@ def _sample_mailbox(api: httpx.Client) -> str:
 
 @pytest.mark.parametrize(("name", "viewport"), [("desktop", DESKTOP), ("mobile", MOBILE)])
 def test_screenshots(browser: Browser, server: EmulatorServer, api: httpx.Client, name: str,
-                     viewport: ViewportSize) -> None:
+                     viewport: ViewportSize, tmp_path: Path) -> None:
+    screenshots = Path(SCREENSHOTS_DIR) if SCREENSHOTS_DIR else tmp_path
     receipt = _sample_mailbox(api)
     context = browser.new_context(viewport=viewport, device_scale_factor=1, color_scheme="light",
                                   is_mobile=name == "mobile")
@@ -350,11 +353,11 @@ def test_screenshots(browser: Browser, server: EmulatorServer, api: httpx.Client
         open_outbox(page, server)
         expect(page.locator("#rows tr.row")).to_have_count(5)
         expect(page.locator("#rows tr.is-scheduled form button")).to_have_count(1)
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / f"outbox-{name}.png"))
+        screenshots.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(screenshots / f"outbox-{name}.png"))
         page.goto(f"{server.url}{UI}/messages/{receipt}")
         expect(page.frame_locator("#preview").locator("h1")).to_have_text("Thanks for your order, Ada!")
         expect(page.frame_locator("#preview").locator("img")).to_have_js_property("naturalWidth", 40)
-        page.screenshot(path=str(SCREENSHOTS / f"message-{name}.png"))
+        page.screenshot(path=str(screenshots / f"message-{name}.png"))
     finally:
         context.close()

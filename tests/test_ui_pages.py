@@ -86,15 +86,22 @@ def test_message_html_is_served_sandboxed_with_remote_content_blocked(client: Te
                     attachments=[{"filename": "logo.png", "content": b64(b"\x89PNG"), "content_id": "logo"}])
     frame = client.get(f"{UI}/messages/{email_id}/frame")
     csp = frame.headers["content-security-policy"]
-    assert "script-src 'none'" in csp and "sandbox allow-popups" in csp
-    assert "allow-scripts" not in csp and "allow-same-origin" not in csp and "allow-top-navigation" not in csp
+    # One script may run: the frame's own height report, named by a fresh nonce (never the email's).
+    nonce = re.search(r"script-src 'nonce-([\w-]+)';", csp)
+    assert nonce is not None and "unsafe-inline'" not in csp.split("style-src")[0]
+    assert frame.text.count(f'nonce="{nonce.group(1)}"') == 1
+    again = client.get(f"{UI}/messages/{email_id}/frame").headers["content-security-policy"]
+    assert nonce.group(1) not in again  # a fresh nonce per response
+    assert "sandbox allow-scripts allow-popups" in csp
+    assert "allow-same-origin" not in csp and "allow-top-navigation" not in csp
     assert "https:" not in csp and f"img-src {ORIGIN} data:;" in csp
     assert 'src="cid:' not in frame.text and f"{UI}/messages/{email_id}/attachments/" in frame.text
-    assert frame.text.startswith('<base target="_blank">')
+    assert frame.text.startswith(f'<script nonce="{nonce.group(1)}">')
+    assert '<base target="_blank">' in frame.text
     allowed = client.get(f"{UI}/messages/{email_id}/frame?remote=1").headers["content-security-policy"]
     assert f"img-src {ORIGIN} data: https: http:" in allowed
     page = client.get(f"{UI}/messages/{email_id}").text
-    assert 'sandbox="allow-popups allow-popups-to-escape-sandbox"' in page
+    assert 'sandbox="allow-scripts allow-popups allow-popups-to-escape-sandbox"' in page
     assert "1 remote resource blocked" in page
 
 

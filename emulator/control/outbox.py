@@ -9,7 +9,8 @@
 Filters (all optional, combined with AND): `to` (a full address matches that recipient exactly among
 to/cc/bcc; anything else is a case-insensitive substring of them), `from` and `subject` (substrings),
 `tag` (`name` or `name:value`), `status` (the email's `last_event`), `source` (`api`/`smtp`/...),
-`account` or `api_key` (one account's emails; every account by default).
+`q` (a search like `from:billing@acme.dev has:attachment`, see search.py), `account` or `api_key` (one
+account's emails; every account by default).
 
 Built on the tables of emulator/resources/emails.py; the `.eml` comes from its `email_eml`.
 """
@@ -29,6 +30,8 @@ from emulator.api.auth import selected_account
 from emulator.api.ops import emulator_of, json_response
 from emulator.control.base import PREFIX
 from emulator.control.downloads import eml_response, file_response
+from emulator.control.search import STATUSES as STATUSES  # re-exported: the last_event values
+from emulator.control.search import parse_search, tag_clause
 from emulator.core import errors
 from emulator.core.clock import from_db, iso_z
 from emulator.core.errors import ApiError, invalid, not_found
@@ -43,8 +46,6 @@ if TYPE_CHECKING:
     from emulator.core.events import Event
 
 BASE = f"{PREFIX}/outbox"
-STATUSES = ("bounced", "canceled", "clicked", "complained", "delivered", "delivery_delayed", "failed",
-            "opened", "queued", "scheduled", "sent", "suppressed")
 # Lists never read the bodies or the stored message.
 LIST_COLUMNS = ("seq, id, account, source, from_addr, to_addrs, cc, bcc, reply_to, subject, tags,"
                 " scheduled_at, last_event, template_id, topic_id, broadcast_id, message_id, created_at")
@@ -66,6 +67,7 @@ class OutboxFilter:
     tag_value: str | None = None
     status: str | None = None
     source: str | None = None
+    search: str | None = None  # the query language of emulator/control/search.py
 
     def where(self) -> tuple[str, list[Any]]:
         clauses: list[tuple[str, list[Any]]] = []
@@ -77,20 +79,14 @@ class OutboxFilter:
             if value:
                 clauses.append((f"{column} LIKE ? ESCAPE '\\'", [f"%{_like(value)}%"]))
         if self.tag_name:
-            clauses.append(self._tag_clause(self.tag_name, self.tag_value))
+            clauses.append(tag_clause(self.tag_name, self.tag_value))
         for column, value in (("last_event", self.status), ("source", self.source)):
             if value:
                 clauses.append((f"{column} = ?", [value]))
+        if self.search:
+            clauses.append(parse_search(self.search).where())
         sql = " AND ".join(clause for clause, _ in clauses) or "1 = 1"
         return sql, [param for _, params in clauses for param in params]
-
-    @staticmethod
-    def _tag_clause(name: str, value: str | None) -> tuple[str, list[Any]]:
-        test, params = "json_extract(t.value, '$.name') = ?", [name]
-        if value is not None:
-            test += " AND json_extract(t.value, '$.value') = ?"
-            params.append(value)
-        return f"EXISTS (SELECT 1 FROM json_each(emails.tags) AS t WHERE {test})", params
 
     @classmethod
     def _recipient_clause(cls, value: str) -> tuple[str, list[Any]]:
@@ -128,7 +124,7 @@ def parse_filter(emu: Emulator, query: QueryParams) -> OutboxFilter:
     return OutboxFilter(
         account=_account_of(emu, query), to=query.get("to"), from_=query.get("from"),
         subject=query.get("subject"), tag_name=tag_name, tag_value=tag_value, status=status,
-        source=query.get("source"),
+        source=query.get("source"), search=query.get("q"),
     )
 
 
@@ -216,6 +212,16 @@ async def _email_row(emu: Emulator, email_id: str, account: str | None) -> Row:
     if row is None or (account is not None and row["account"] != account):
         raise not_found("Email")
     return row
+
+
+async def requested_email(request: Request) -> Row:
+    """The email a `/_emulator/outbox/{email_id}…` route names (404 outside `account`/`api_key`)."""
+    emu = emulator_of(request)
+    return await _email_row(emu, request.path_params["email_id"], _account_of(emu, request.query_params))
+
+
+def message_headers(raw: bytes) -> list[dict[str, str]]:
+    return _message_headers(raw)
 
 
 async def _detail_of(emu: Emulator, row: Row) -> dict[str, Any]:

@@ -266,7 +266,7 @@ async def start(emu: Emulator) -> None:
         try:
             await load(emu, read(emu.settings.seed_file))
         except ApiError as error:
-            raise SystemExit(f"--seed-file {emu.settings.seed_file}: {error.message}") from None
+            raise SystemExit(f"--scenario {emu.settings.seed_file}: {error.message}") from None
 
 
 ROUTES = [Route(f"{PREFIX}/scenario", load_route, methods=["POST"])]

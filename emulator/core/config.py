@@ -31,6 +31,8 @@ class Settings:
     restore: str | None = None
     max_body_bytes: int = 50 * 1024 * 1024
     quiet: bool = False
+    # One stdout line per HTTP request (method, path, status, ms); off by default.
+    log_requests: bool = False
     # Host names besides the bound host and the loopback names that may reach the server (`*`: any).
     allowed_hosts: list[str] = field(default_factory=list)
 

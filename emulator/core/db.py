@@ -98,9 +98,13 @@ class Database:
             for statement in statements:
                 raw.execute(statement)
             rows = raw.execute(
-                "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
+                "SELECT name, sql FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
             ).fetchall()
-            return [row["name"] for row in rows]
+            # A full-text table keeps its index in shadow tables (`<name>_data`, `<name>_config`, …)
+            # that only the table itself may empty: they are not tables of their own here.
+            virtual = [row["name"] for row in rows if (row["sql"] or "").upper().startswith("CREATE VIRTUAL")]
+            return [row["name"] for row in rows
+                    if not any(row["name"].startswith(f"{name}_") for name in virtual)]
 
         names: list[str] = await self.call(create)
         self.tables = [name for name in names if name not in _KEEP_ON_RESET]

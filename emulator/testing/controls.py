@@ -144,7 +144,8 @@ class Outbox:
         self._t = transport
 
     def list(self, **filters: Any) -> list[dict[str, Any]]:
-        """Captured emails, newest first. Filters: `to`, `from_`, `subject`, `tag`, `status`, `limit`."""
+        """Captured emails, newest first. Filters: `to`, `from_`, `subject`, `tag`, `status`, `limit`, and
+        `q`, a search such as `from:billing@acme.dev has:attachment` (see emulator/control/search.py)."""
         body = self._t.call("GET", f"{PREFIX}/outbox", params=self._scoped(filters))
         return list(body["data"])
 
@@ -156,6 +157,14 @@ class Outbox:
     def raw(self, email_id: str) -> bytes:
         """The RFC 5322 message (`.eml`) as the emulator rendered it."""
         return self._t.raw(f"{PREFIX}/outbox/{email_id}.eml", params=self._scoped({}))
+
+    def checks(self, email_id: str) -> dict[str, Any]:
+        """The QA report of one email: `html` (unsupported/partial HTML and CSS per major client, from
+        caniemail.com's data), `links`, `unsubscribe` (List-Unsubscribe, RFC 8058) and `text`. E.g.
+        `assert not [f for f in report["html"]["unsupported"] if any(c["client"].startswith("gmail.")
+        for c in f["clients"])]`."""
+        return self._t.call("GET", f"{PREFIX}/outbox/{email_id}/qa",  # type: ignore[no-any-return]
+                            params=self._scoped({}))
 
     def wait_for(self, timeout: float = 5.0, **filters: Any) -> dict[str, Any]:
         """Block until an email matching `filters` exists (server-side long poll) and return it.

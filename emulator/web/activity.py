@@ -3,6 +3,7 @@ each delivery attempt (read from the tables of emulator/resources/webhooks.py)."
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -59,6 +60,28 @@ async def deliveries_for(tx: Tx, event_ids: list[str]) -> list[dict[str, Any]]:
     return [_delivery(row, attempts.get(row["id"], [])) for row in rows]
 
 
+def reason(event_type: str, data: dict[str, Any]) -> str | None:
+    """Why a message did not (or not yet) reach its recipient, in words, from the event's payload."""
+    if event_type == "email.bounced":
+        bounce = data.get("bounce") or {}
+        subtype = f" ({bounce['subType']})" if bounce.get("subType") else ""
+        return f"{bounce.get('type', '')} bounce{subtype}: {bounce.get('message', '')}".strip(": ")
+    if event_type == "email.failed":
+        return f"Failed: {str((data.get('failed') or {}).get('reason', 'unknown')).replace('_', ' ')}"
+    if event_type == "email.suppressed":
+        return f"Suppressed: {(data.get('suppressed') or {}).get('message', '')}".strip(": ")
+    if event_type == "email.complained":
+        return "The recipient marked the message as spam."
+    if event_type == "email.delivery_delayed":
+        return "Delivery delayed: the recipient's server has not accepted it yet."
+    return None
+
+
+def _with_reason(row: Row) -> dict[str, Any]:
+    data = json.loads(row["data"]) if isinstance(row["data"], str) else row["data"]
+    return {**row, "reason": reason(row["type"], data if isinstance(data, dict) else {})}
+
+
 async def events_for(tx: Tx, subject_id: str) -> list[dict[str, Any]]:
     """The message's events, oldest first, each with the deliveries it caused."""
     rows = await tx.all("SELECT id, type, created_at, data FROM events "
@@ -67,7 +90,7 @@ async def events_for(tx: Tx, subject_id: str) -> list[dict[str, Any]]:
     by_event: dict[str, list[dict[str, Any]]] = {}
     for delivery in deliveries:
         by_event.setdefault(delivery["event_id"], []).append(delivery)
-    return [{**row, "deliveries": by_event.get(row["id"], [])} for row in rows]
+    return [{**_with_reason(row), "deliveries": by_event.get(row["id"], [])} for row in rows]
 
 
 def any_pending(events: list[dict[str, Any]]) -> bool:

@@ -1,19 +1,42 @@
 """Message HTML and files, served so that nothing from a message can act in the UI's origin.
 
-The HTML goes to a sandboxed iframe (no scripts, no same-origin, no top navigation) from its own route,
-and that response carries a CSP with the `sandbox` directive too: opened directly in a tab it is still
-an opaque-origin document that cannot run script. Remote images, fonts and stylesheets stay blocked
-(CSP `img-src`) until the user asks for them, so opening a message never pings a tracker.
+The HTML goes to a sandboxed iframe (no same-origin, no top navigation) from its own route, and that
+response carries a CSP with the `sandbox` directive too: opened directly in a tab it is still an
+opaque-origin document. Only one script runs there, ours: it carries a fresh random nonce the CSP
+names, and it tells the parent page how tall the email is (postMessage) so the frame can be as tall as
+its content. The email's own scripts, handlers and `javascript:` links have no nonce and never run.
+Remote images, fonts and stylesheets stay blocked (CSP `img-src`) until the user asks for them, so
+opening a message never pings a tracker.
 """
 
 from __future__ import annotations
 
 import re
+import secrets
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-SANDBOX = "allow-popups allow-popups-to-escape-sandbox"
+SANDBOX = "allow-scripts allow-popups allow-popups-to-escape-sandbox"
+# Reports the document's scrollable height whenever it may have changed. The parent first shrinks the
+# frame to a sliver (see ui.js), so that height is the content's own, not the frame's: a one-liner gives a
+# short frame, a 3 000 px newsletter a 3 000 px one. Each report says at which frame height it was taken,
+# so the parent can drop the ones a resize made stale. The parent accepts numbers from this frame only.
+MEASURE = """(function () {
+  function report() {
+    var root = document.documentElement, scroller = document.scrollingElement || root;
+    // A horizontal scrollbar (an email wider than the frame) takes height too.
+    var height = scroller.scrollHeight + Math.max(0, innerHeight - root.clientHeight);
+    parent.postMessage({ resendEmulatorFrameHeight: height, atHeight: innerHeight }, "*");
+  }
+  if (window.ResizeObserver) {
+    var watch = new ResizeObserver(report);
+    watch.observe(document.documentElement);
+    addEventListener("DOMContentLoaded", function () { if (document.body) watch.observe(document.body); });
+  }
+  addEventListener("load", report);
+  addEventListener("resize", report);
+}());"""
 
 _CID = re.compile(r"""cid:([^"'\s)>]+)""", re.IGNORECASE)
 # No two `\s*` side by side around an optional quote: that form backtracks quadratically on a run of
@@ -23,14 +46,17 @@ _REMOTE = re.compile(
     re.IGNORECASE,
 )
 _HEAD = re.compile(r"<head(?:\s[^>]*)?>", re.IGNORECASE)
+_DOCTYPE = re.compile(r"\s*<!doctype[^>]*>", re.IGNORECASE)
 _BASE = re.compile(r"<base[\s>]", re.IGNORECASE)
+_SCHEME = re.compile(r"prefers-color-scheme\s*:\s*(dark|light)", re.IGNORECASE)
+_DARK_CAPABLE = re.compile(r"color-scheme[^;>]*dark", re.IGNORECASE)
 
 
-def frame_csp(origin: str, remote: bool) -> str:
+def frame_csp(origin: str, remote: bool, nonce: str) -> str:
     extra = " https: http:" if remote else ""
     return "; ".join([
         "default-src 'none'",
-        "script-src 'none'",
+        f"script-src 'nonce-{nonce}'",
         f"img-src {origin} data:{extra}",
         f"style-src 'unsafe-inline'{extra}",
         f"font-src data:{extra}",
@@ -55,24 +81,44 @@ def rewrite_cids(html: str, urls: dict[str, str]) -> str:
     return _CID.sub(swap, html)
 
 
+def _at_top(html: str, markup: str) -> str:
+    """`markup` first in the document: inside <head> if there is one, else after a doctype (before it,
+    the page would fall back to quirks mode), else at the very start."""
+    head = _HEAD.search(html) or _DOCTYPE.match(html)
+    if head:
+        return html[: head.end()] + markup + html[head.end():]
+    return markup + html
+
+
 def with_base_target(html: str) -> str:
     """Links open in a new tab rather than replacing the preview (unless the message sets a <base>)."""
-    if _BASE.search(html):
-        return html
-    tag = '<base target="_blank">'
-    head = _HEAD.search(html)
-    if head:
-        return html[: head.end()] + tag + html[head.end():]
-    return tag + html
+    return html if _BASE.search(html) else _at_top(html, '<base target="_blank">')
+
+
+def as_dark(html: str) -> str:
+    """The email as a client in dark mode shows it. Browsers answer `prefers-color-scheme` in a frame from
+    the system setting, never from the embedding page, so the preview rewrites the queries instead:
+    `dark` always matches, `light` never. An email that declares it can be dark (`color-scheme` with
+    `dark`) also gets the dark canvas and default colors a dark client gives it."""
+    rewritten = _SCHEME.sub(lambda m: "min-width: 0px" if m.group(1).lower() == "dark"
+                            else "min-width: 999999px", html)
+    if _DARK_CAPABLE.search(html):
+        rewritten = _at_top(rewritten, "<style>:root { color-scheme: dark; }</style>")
+    return rewritten
 
 
 def origin_of(request: Request) -> str:
     return f"{request.url.scheme}://{request.url.netloc}"
 
 
-def frame_response(request: Request, html: str, remote: bool, status: int = 200) -> Response:
-    return HTMLResponse(with_base_target(html), status, headers={
-        "Content-Security-Policy": frame_csp(origin_of(request), remote),
+def frame_response(request: Request, html: str, remote: bool, status: int = 200,
+                   dark: bool = False) -> Response:
+    # Unpredictable on purpose (not from the seed): a nonce an email could guess would let its script run.
+    nonce = secrets.token_urlsafe(18)
+    measure = f'<script nonce="{nonce}">{MEASURE}</script>'
+    body = _at_top(with_base_target(as_dark(html) if dark else html), measure)
+    return HTMLResponse(body, status, headers={
+        "Content-Security-Policy": frame_csp(origin_of(request), remote, nonce),
         "X-Content-Type-Options": "nosniff",
         "Referrer-Policy": "no-referrer",
         "Cache-Control": "no-store",

@@ -1,7 +1,8 @@
 """The outbox and received lists: filters, keyset pages over `seq`, rows shaped for the templates.
 
 Pages seek by `seq` (never OFFSET), so the first and the thousandth page cost the same at 100 000
-emails; search is a LIKE scan over one account's rows, which SQLite does in tens of milliseconds.
+emails. Sent mail is searched with the outbox's query language over its FTS5 index (control/search.py);
+received mail, a smaller table without an index, with a LIKE scan of sender, recipients and subject.
 """
 
 from __future__ import annotations
@@ -89,13 +90,13 @@ def _search(filters: Filters) -> tuple[str, list[Any]]:
 def _where(box: Box, filters: Filters, account: str) -> tuple[list[str], list[Any]]:
     clauses, params = ["account = ?"], [account]
     if box.has_status:
-        # Status and tag filters mean what they mean in the outbox JSON API (emulator/outbox.py).
+        # Status, tag and search mean what they mean in the outbox JSON API (control/outbox.py).
         name, sep, value = filters.tag.partition(":")
         outbox_filter = OutboxFilter(account=account, status=filters.status or None,
                                      tag_name=name.strip() or None,
-                                     tag_value=value.strip() if sep else None)
+                                     tag_value=value.strip() if sep else None, search=filters.q or None)
         sql, outbox_params = outbox_filter.where()
-        clauses, params = [sql], outbox_params
+        return [sql], outbox_params
     if filters.q:
         sql, search_params = _search(filters)
         clauses.append(sql)
@@ -113,7 +114,7 @@ class ListPage:
 
 
 def _columns(box: Box) -> str:
-    common = "seq, id, from_addr, to_addrs, subject, created_at"
+    common = "seq, id, from_addr, to_addrs, cc, subject, created_at"
     return common + (", last_event, scheduled_at, tags" if box.has_status else "")
 
 
@@ -155,7 +156,8 @@ def _json_list(raw: str | None) -> list[Any]:
 def list_row(box: Box, row: Row, attachments: int = 0) -> dict[str, Any]:
     return {
         "id": row["id"], "seq": row["seq"], "url": f"{box.url}/{row['id']}",
-        "from": row["from_addr"], "to": _json_list(row["to_addrs"]), "subject": row["subject"] or "",
+        "from": row["from_addr"], "to": _json_list(row["to_addrs"]), "cc": _json_list(row.get("cc")),
+        "subject": row["subject"] or "",
         "created_at": row["created_at"], "status": row.get("last_event"),
         "scheduled_at": row.get("scheduled_at"), "tags": _json_list(row.get("tags")),
         "attachments": attachments,

@@ -9,7 +9,7 @@ from email import policy
 from email.parser import BytesHeaderParser
 from typing import TYPE_CHECKING, Any
 
-from emulator.control import outbox
+from emulator.control import outbox, qa
 from emulator.control.downloads import INLINE_TYPES
 from emulator.resources.emails.service import email_eml
 from emulator.web.frame import remote_count, rewrite_cids
@@ -94,9 +94,10 @@ async def _received_fields(tx: Tx, box: Box, row: Row) -> dict[str, Any]:
     }
 
 
-def _tabs(has_html: bool) -> list[tuple[str, str]]:
+def _tabs(has_html: bool, checks: bool) -> list[tuple[str, str]]:
     tabs = [("html", "HTML")] if has_html else []
-    return [*tabs, ("text", "Text"), ("headers", "Headers"), ("raw", "Raw"), ("activity", "Activity")]
+    tabs += [("text", "Text"), ("headers", "Headers"), ("raw", "Raw"), ("activity", "Activity")]
+    return [*tabs, ("checks", "Checks")] if checks else tabs
 
 
 def _raw_preview(raw: bytes) -> str:
@@ -109,9 +110,10 @@ def _raw_preview(raw: bytes) -> str:
 async def view_model(tx: Tx, box: Box, row: Row, remote: bool) -> dict[str, Any]:
     fields = await (_sent_fields(tx, row) if box is SENT else _received_fields(tx, box, row))
     html, base = fields.pop("html"), f"{box.url}/{row['id']}"
+    checks = await qa.email_report(tx, row) if box is SENT else None
     return {
-        **fields, "id": row["id"], "kind": box.name, "has_html": bool(html),
-        "remote_count": remote_count(html), "remote": remote, "tabs": _tabs(bool(html)),
+        **fields, "id": row["id"], "kind": box.name, "has_html": bool(html), "qa": checks,
+        "remote_count": remote_count(html), "remote": remote, "tabs": _tabs(bool(html), checks is not None),
         "raw": _raw_preview(await raw_of(tx, box, row)),
         "url": base, "frame_url": f"{base}/frame" + ("?remote=1" if remote else ""),
         "eml_url": f"{base}/raw.eml", "live_url": f"{base}/live",

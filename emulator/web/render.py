@@ -66,6 +66,11 @@ def _address(value: str | None) -> str:
     return address or (value or "")
 
 
+def _display_name(value: str | None) -> str:
+    """`Ada Lovelace <ada@x.dev>` → `Ada Lovelace`; a bare address has none (``)."""
+    return parseaddr(value or "")[0]
+
+
 def _size(value: int | None) -> str:
     number = float(value or 0)
     for unit in ("B", "KB", "MB"):
@@ -110,8 +115,8 @@ def _env() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(address=_address, when=_when, iso=_iso, size=_size, pretty_json=_pretty_json,
-                       from_json=_from_json, status_class=_status_class)
+    env.filters.update(address=_address, display_name=_display_name, when=_when, iso=_iso, size=_size,
+                       pretty_json=_pretty_json, from_json=_from_json, status_class=_status_class)
     env.globals["UI"] = UI
     return env
 

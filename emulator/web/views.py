@@ -19,7 +19,7 @@ from emulator.core.errors import ApiError
 from emulator.resources.emails import service as emails
 from emulator.web import activity, sse
 from emulator.web.frame import frame_response
-from emulator.web.listing import RECEIVED, SENT, Box, list_page, parse_filters
+from emulator.web.listing import RECEIVED, SENT, Box, Filters, ListPage, list_page, parse_filters
 from emulator.web.message import attachment_row, attachments_of, framed_html, message_row, raw_of, view_model
 from emulator.web.render import HERE, UI, UI_HEADERS, not_found, page, redirect, render
 
@@ -50,13 +50,22 @@ def _remember_account(request: Request, response: Response) -> Response:
 
 # ---- lists -------------------------------------------------------------------------------------
 
+async def _listing(tx: Tx, box: Box, filters: Filters, base: str) -> tuple[ListPage, str | None]:
+    """The page, or no rows and the reason when the search itself is wrong (`status:lost`)."""
+    try:
+        return await list_page(tx, box, filters, base), None
+    except ApiError as error:
+        return ListPage([], None, None, True, None), error.message
+
+
 async def _list(request: Request, box: Box) -> Response:
     filters = parse_filters(request.query_params)
     base = request.url.path
     async with emulator_of(request).transaction(account_of(request)) as tx:
-        listing = await list_page(tx, box, filters, base)
+        listing, search_error = await _listing(tx, box, filters, base)
         chrome = await _chrome(tx, box.name)
     context = {**chrome, "messages": listing.rows, "filters": filters, "statuses": STATUSES,
+               "search_error": search_error,
                "older_url": listing.older_url, "newer_url": listing.newer_url,
                "first_page": listing.first_page, "total": listing.total,
                "live_rows_url": f"{UI}/rows/{box.name}{filters.query}"}
@@ -78,7 +87,7 @@ async def rows(request: Request) -> Response:
     box = RECEIVED if request.path_params["box"] == RECEIVED.name else SENT
     filters = parse_filters(request.query_params)
     async with emulator_of(request).transaction(account_of(request)) as tx:
-        listing = await list_page(tx, box, filters, request.url.path)
+        listing, _ = await _listing(tx, box, filters, request.url.path)
     html = render("_rows.html", {"messages": listing.rows, "filters": filters})
     return json_response({"rows": html, "total": listing.total}, headers=UI_HEADERS)
 
@@ -126,7 +135,9 @@ async def message_frame(request: Request) -> Response:
         if row is None:
             return frame_response(request, "<p>Message not found.</p>", remote=False, status=404)
         html = framed_html(row, await attachments_of(tx, box, message_id))
-    return frame_response(request, html, remote=request.query_params.get("remote") == "1")
+    query = request.query_params
+    return frame_response(request, html, remote=query.get("remote") == "1",
+                          dark=query.get("scheme") == "dark")
 
 
 async def message_eml(request: Request) -> Response:

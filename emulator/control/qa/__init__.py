@@ -1,0 +1,122 @@
+"""The QA toolbox: checks of one outbox email that a mail catcher's user expects, as JSON for CI.
+
+    GET /_emulator/outbox/{id}/html-check         HTML/CSS support in the major clients (caniemail data)
+    GET /_emulator/outbox/{id}/link-check         every link and image, as far as is known offline
+    GET /_emulator/outbox/{id}/unsubscribe-check  List-Unsubscribe (RFC 2369) and one-click (RFC 8058)
+    GET /_emulator/outbox/{id}/text-check         the plain-text part
+    GET /_emulator/outbox/{id}/qa                 all four in one body (what the message view shows)
+
+`account`/`api_key` in the query scope the lookup like the other outbox routes. Nothing is fetched from
+the network: the checks read the email as stored (as the recipient gets it, tracking included).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from emulator.api.ops import emulator_of, json_response
+from emulator.control.outbox import BASE, message_headers, requested_email
+from emulator.control.qa.compat import check_html
+from emulator.control.qa.links import check_links
+from emulator.control.qa.plaintext import check_text
+from emulator.control.qa.scan import scan
+from emulator.control.qa.unsubscribe import check_unsubscribe
+from emulator.mime.message import html_to_text
+from emulator.resources.emails.service import email_eml, email_text
+
+if TYPE_CHECKING:
+    from emulator.core.db import Row, Tx
+
+
+@dataclass(frozen=True)
+class Material:
+    """What the checks read of one email."""
+
+    html: str | None
+    text: str | None
+    generated_text: bool
+    headers: list[dict[str, str]]
+    tracking: dict[str, tuple[str, str | None]]
+    content_ids: set[str]
+
+    def targets(self) -> dict[str, str]:
+        """Each click-tracking URL of the HTML → its original link."""
+        return {url: target for url, target in _tracking_urls(self) if target}
+
+
+def _tracking_urls(material: Material) -> list[tuple[str, str | None]]:
+    found = []
+    for tag in scan(material.html or "").tags:
+        href = tag.attrs.get("href") or ""
+        token = href.rsplit("/", 1)[-1]
+        if "/_emulator/t/click/" in href and token in material.tracking:
+            found.append((href, material.tracking[token][1]))
+    return found
+
+
+def _generated(row: Row, text: str | None) -> bool:
+    """Made from the HTML because the sender gave no text. Rendering the `.eml` stores that text and
+    clears `text_auto`, so a stored text equal to the HTML's own rendering counts as generated too."""
+    if not row["html"]:
+        return False
+    return bool(row["text_auto"]) or (text is not None and text == html_to_text(row["html"]))
+
+
+async def material(tx: Tx, row: Row) -> Material:
+    links = await tx.all("SELECT token, kind, url FROM email_links WHERE account = ? AND email_id = ?",
+                         (row["account"], row["id"]))
+    parts = await tx.all("SELECT content_id FROM email_attachments WHERE account = ? AND email_id = ?"
+                         " AND content_id IS NOT NULL", (row["account"], row["id"]))
+    text = email_text(row)
+    return Material(
+        html=row["html"], text=text, generated_text=_generated(row, text),
+        headers=message_headers(await email_eml(tx, row)),
+        tracking={link["token"]: (link["kind"], link["url"]) for link in links},
+        content_ids={str(part["content_id"]).strip("<>").lower() for part in parts},
+    )
+
+
+CHECKS: dict[str, Callable[[Material], dict[str, Any]]] = {
+    "html": lambda found: check_html(found.html),
+    "links": lambda found: check_links(found.html, found.tracking, found.content_ids),
+    "unsubscribe": lambda found: check_unsubscribe(found.headers),
+    "text": lambda found: check_text(found.html, found.text, found.generated_text, found.targets()),
+}
+
+
+async def email_report(tx: Tx, row: Row, checks: tuple[str, ...] = tuple(CHECKS)) -> dict[str, Any]:
+    """The named checks of `row` (read in `tx`, scoped to the email's account)."""
+    found = await material(tx, row)
+    return {"object": "qa_report", "email_id": row["id"], **{name: CHECKS[name](found) for name in checks}}
+
+
+async def _report_of(request: Request, checks: tuple[str, ...]) -> dict[str, Any]:
+    row = await requested_email(request)
+    async with emulator_of(request).transaction(row["account"]) as tx:
+        return await email_report(tx, row, checks)
+
+
+def _one(check: str) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        body = await _report_of(request, (check,))
+        return json_response({"email_id": body["email_id"], **body[check]})
+    return endpoint
+
+
+async def full_report(request: Request) -> Response:
+    return json_response(await _report_of(request, tuple(CHECKS)))
+
+
+ROUTES = [
+    Route(f"{BASE}/{{email_id}}/html-check", _one("html"), methods=["GET"]),
+    Route(f"{BASE}/{{email_id}}/link-check", _one("links"), methods=["GET"]),
+    Route(f"{BASE}/{{email_id}}/unsubscribe-check", _one("unsubscribe"), methods=["GET"]),
+    Route(f"{BASE}/{{email_id}}/text-check", _one("text"), methods=["GET"]),
+    Route(f"{BASE}/{{email_id}}/qa", full_report, methods=["GET"]),
+]
