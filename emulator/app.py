@@ -16,6 +16,7 @@ from starlette.routing import BaseRoute
 
 from emulator import web
 from emulator.api import idempotency, request_log
+from emulator.api.barrier import Barrier
 from emulator.api.guard import Guard
 from emulator.api.ops import Op, error_response
 from emulator.api.pipeline import build_routes
@@ -71,11 +72,6 @@ async def _api_error(request: Request, exc: Exception) -> Response:
     return error_response(exc)
 
 
-async def _crash(request: Request, exc: Exception) -> Response:
-    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-    return error_response(ApiError(errors.APPLICATION_ERROR))
-
-
 def create_app(settings: Settings | None = None) -> Starlette:
     emu = Emulator(settings or Settings())
     modules = [*KERNEL_MODULES, *MODULES, *EXTENSIONS]
@@ -112,9 +108,11 @@ def create_app(settings: Settings | None = None) -> Starlette:
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
-        middleware=[Middleware(Guard, bound_host=emu.settings.host, allowed=emu.settings.allowed_hosts)],
+        middleware=[Middleware(Guard, bound_host=emu.settings.host, allowed=emu.settings.allowed_hosts,
+                               max_body=emu.settings.max_body_bytes),
+                    Middleware(Barrier)],
         exception_handlers={
-            404: _not_found, HTTPException: _http_error, ApiError: _api_error, Exception: _crash,
+            404: _not_found, HTTPException: _http_error, ApiError: _api_error,
         },
     )
     app.state.emu = emu

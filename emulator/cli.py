@@ -12,6 +12,7 @@ from collections.abc import Coroutine, Sequence
 from datetime import datetime
 from typing import Any
 
+from emulator.core import clock
 from emulator.core.clock import parse_iso
 from emulator.core.config import Settings
 from emulator.core.net import bind
@@ -29,9 +30,13 @@ def _flag(value: str) -> bool:
 
 def _timestamp(value: str) -> datetime:
     try:
-        return parse_iso(value)
+        at = parse_iso(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an ISO 8601 timestamp: {value!r}") from None
+    try:
+        return clock.check(at)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
