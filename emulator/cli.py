@@ -87,6 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     option("--seed-file", "SEED_FILE", "JSON scenario to load at start (see fixtures/)")
     option("--restore", "RESTORE", "snapshot file to restore at start (written by POST"
            " /_emulator/snapshot/save), before --seed-file")
+    option("--snapshot-dir", "SNAPSHOT_DIR", "confine POST /_emulator/snapshot/save and /restore to this"
+           " directory (paths in their bodies are relative to it); default: any path")
     option("--quiet", "QUIET", "log nothing but errors", action="store_true")
     add("--allowed-host", action="append", default=None, metavar="NAME",
         help="also answer requests whose Host is NAME (repeatable; `*` for any), e.g. a container's"
@@ -112,7 +114,7 @@ def parse_settings(argv: Sequence[str] | None = None) -> Settings:
         tls_cert=args.tls_cert, tls_key=args.tls_key, db=args.db, seed=args.seed, api_keys=keys,
         clock=args.clock, clock_start=args.clock_start, strict_domains=args.strict_domains,
         rate_limit=args.rate_limit, isolate_keys=args.isolate_keys, seed_file=args.seed_file,
-        restore=args.restore, quiet=args.quiet,
+        restore=args.restore, quiet=args.quiet, snapshot_dir=args.snapshot_dir,
         allowed_hosts=args.allowed_host or _names(_env("ALLOWED_HOSTS")),
     )
 

@@ -30,6 +30,8 @@ class Settings:
     seed_file: str | None = None
     restore: str | None = None
     max_body_bytes: int = 50 * 1024 * 1024
+    # Where POST /_emulator/snapshot/{save,restore} may read and write (None: anywhere the body says).
+    snapshot_dir: str | None = None
     quiet: bool = False
     # Host names besides the bound host and the loopback names that may reach the server (`*`: any).
     allowed_hosts: list[str] = field(default_factory=list)
