@@ -24,7 +24,16 @@ from emulator.control import base as control
 from emulator.control import (
     domains as control_domains,
 )
-from emulator.control import engagement, files, inbound, outbox, scenarios, snapshots, webhook_faults
+from emulator.control import (
+    engagement,
+    files,
+    inbound,
+    outbox,
+    retention,
+    scenarios,
+    snapshots,
+    webhook_faults,
+)
 from emulator.control import (
     faults as api_faults,
 )
@@ -42,7 +51,7 @@ KERNEL_MODULES: list[Any] = [events, jobs, idempotency, request_log]
 # Extra parts (webhook delivery, SMTP, web UI, test plugin support) plug in here: each may offer
 # TABLES, OPS, ROUTES, `install(emu)` (at creation) and `async start(emu)` / `async stop(emu)`.
 EXTENSIONS: list[Any] = [control, outbox, control_domains, control_smtp, files, webhook_faults, web, smtp,
-                         inbound, api_faults, snapshots, scenarios, engagement]
+                         inbound, api_faults, snapshots, scenarios, engagement, retention]
 
 
 def all_ops() -> list[Op]:
@@ -72,6 +81,17 @@ async def _api_error(request: Request, exc: Exception) -> Response:
     return error_response(exc)
 
 
+async def _write_deferred(emu: Emulator) -> None:
+    """Request-log rows wait for the next commit; at shutdown there is none, so make one (issue 11:
+    the last row was lost on SIGTERM)."""
+    if emu.db.has_deferred:
+        try:
+            async with emu.transaction():
+                pass
+        except Exception:  # the database may be the reason we stop: say so, and let the process exit
+            log.exception("could not write the last request-log rows")
+
+
 def create_app(settings: Settings | None = None) -> Starlette:
     emu = Emulator(settings or Settings())
     modules = [*KERNEL_MODULES, *MODULES, *EXTENSIONS]
@@ -99,6 +119,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             for module in reversed(started):
                 if hasattr(module, "stop"):
                     await module.stop(emu)
+            await _write_deferred(emu)
             await emu.db.close()
 
     # The API first: Starlette tries routes in order and sends are the hot path. No API pattern can

@@ -32,6 +32,10 @@ class Settings:
     max_body_bytes: int = 50 * 1024 * 1024
     # Where POST /_emulator/snapshot/{save,restore} may read and write (None: anywhere the body says).
     snapshot_dir: str | None = None
+    # Retention: keep at most this many sent (and received) emails; drop mail older than this many
+    # seconds on the emulator clock (0: no limit).
+    max_emails: int = 0
+    max_age: float = 0.0
     quiet: bool = False
     # Host names besides the bound host and the loopback names that may reach the server (`*`: any).
     allowed_hosts: list[str] = field(default_factory=list)
