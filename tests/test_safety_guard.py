@@ -20,22 +20,25 @@ from tests.emails_helpers import email
 from tests.ui_helpers import CHROMIUM, CHROMIUM_ARGS, running_server
 
 PLANTED_KEY = "re_planted_by_a_web_page"
-TARGETS = ["/_emulator/reset", "/_emulator/scenario", "/_emulator/clock/advance", "/_emulator/snapshot/save"]
 
 
-def _bodies(snapshot: Path) -> dict[str, dict[str, Any]]:
+def _bodies(snapshot: Path, inbox: str = "anyone@example.org") -> dict[str, dict[str, Any]]:
     """What each attack asks for: bodies that would really act if the emulator took them."""
     return {
         "/_emulator/reset": {},
+        "/_emulator/ui/reset": {},
+        # Inbound mail the emulator would hand to the developer's app as a validly signed webhook.
+        "/_emulator/inbound": {"from": "ceo@example.org", "to": [inbox], "subject": "Wire the money",
+                               "text": "now"},
         "/_emulator/scenario": {"scenario": {"api_keys": [{"name": "evil", "token": PLANTED_KEY}]}},
         "/_emulator/clock/advance": {"days": 3},
         "/_emulator/snapshot/save": {"path": str(snapshot)},
     }
 
 
-def _attack_page(base: str, snapshot: Path) -> str:
+def _attack_page(base: str, snapshot: Path, inbox: str) -> str:
     """fetch(no-cors) with text/plain JSON, and form posts (text/plain and url-encoded) into iframes."""
-    bodies = _bodies(snapshot)
+    bodies = _bodies(snapshot, inbox)
     forms = []
     for index, (path, body) in enumerate(bodies.items()):
         # The text/plain form trick: `name=value` where name + "=" + value is the JSON document.
@@ -113,6 +116,7 @@ def api(server: EmulatorServer) -> Iterator[httpx.Client]:
 def _state(api: httpx.Client, snapshot: Path) -> dict[str, Any]:
     return {
         "emails": [row["id"] for row in api.get("/emails").json()["data"]],
+        "received": api.get("/emails/receiving").json()["data"],
         "keys": sorted(row["name"] for row in api.get("/api-keys").json()["data"]),
         "clock": api.get("/_emulator/clock").json(),
         "snapshot": snapshot.read_bytes() if snapshot.exists() else None,
@@ -131,7 +135,8 @@ def test_a_page_on_another_local_origin_cannot_drive_the_control_plane(
         snapshot.write_bytes(b"my thesis, not a snapshot")
     assert api.post("/emails", json=email()).status_code == 200
     before = _state(api, snapshot)
-    site = AttackSite(_attack_page(server.url, snapshot))
+    inbox = "anyone@" + api.get("/_emulator/inbound/address").json()["domain"]
+    site = AttackSite(_attack_page(server.url, snapshot, inbox))
     try:
         with sync_playwright() as driver:
             browser = driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -143,7 +148,7 @@ def test_a_page_on_another_local_origin_cannot_drive_the_control_plane(
     finally:
         site.close()
     # Every request reached the emulator (no-cors fetches resolve with an opaque response) ...
-    assert results.count("sent /_emulator/reset") == 3 and len(results) == 13, results
+    assert results.count("sent /_emulator/reset") == 3 and len(results) == 3 * 6 + 1, results
     # ... and none of them changed anything.
     assert _state(api, snapshot) == before
     assert before["emails"] and not before["planted_key_works"]
@@ -152,10 +157,12 @@ def test_a_page_on_another_local_origin_cannot_drive_the_control_plane(
 def test_the_same_bodies_from_a_json_client_do_act(api: httpx.Client, tmp_path: Path) -> None:
     """The control: what the page sent is what works from a test suite (so the refusals above count)."""
     snapshot = tmp_path / "state.db"
-    bodies = _bodies(snapshot)
+    bodies = _bodies(snapshot, "anyone@" + api.get("/_emulator/inbound/address").json()["domain"])
     clock = api.get("/_emulator/clock").json()["now"]
-    for path in ("/_emulator/scenario", "/_emulator/clock/advance", "/_emulator/snapshot/save"):
+    for path in ("/_emulator/scenario", "/_emulator/clock/advance", "/_emulator/snapshot/save",
+                 "/_emulator/inbound"):
         assert api.post(path, json=bodies[path]).status_code in (200, 201), path
+    assert len(api.get("/emails/receiving").json()["data"]) == 1
     assert api.get("/domains", headers={"Authorization": f"Bearer {PLANTED_KEY}"}).status_code == 200
     assert api.get("/_emulator/clock").json()["now"] != clock
     assert snapshot.exists()
@@ -174,6 +181,17 @@ def test_a_foreign_host_is_refused_before_any_route(api: httpx.Client, path: str
     refused = api.post("/_emulator/reset", headers={"Host": "evil.example:2580"})
     assert refused.status_code == 400
     assert len(api.get("/emails").json()["data"]) == 1
+
+
+def test_no_cors_header_is_ever_sent(api: httpx.Client, server: EmulatorServer) -> None:
+    evil = {"Origin": "http://127.0.0.1:9", "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type"}
+    for path in ("/_emulator/reset", "/emails", "/_emulator/outbox"):
+        preflight = api.options(path, headers=evil)
+        assert preflight.status_code >= 400, path
+        assert not [name for name in preflight.headers if name.startswith("access-control-")], path
+    read = api.get("/_emulator/outbox", headers={"Origin": "http://127.0.0.1:9"})
+    assert read.status_code == 200 and "access-control-allow-origin" not in read.headers
 
 
 @pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "[::1]", "LOCALHOST"])
