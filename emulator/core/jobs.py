@@ -227,8 +227,10 @@ class JobRunner:
                 self._lane_slots[key] = (slots, users - 1)
 
     async def _run(self, job: Job) -> None:
-        job["started"] = asyncio.get_running_loop().time()
+        loop = asyncio.get_running_loop()
+        queued_at = loop.time()
         async with self._lane(job), self._slots:
+            job["queued_for"] = loop.time() - queued_at  # seconds spent waiting for a lane and a slot
             handler = self.handlers.get(job["kind"])
             try:
                 if handler is None:

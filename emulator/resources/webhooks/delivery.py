@@ -100,8 +100,7 @@ async def deliver(emu: Emulator, job: Job) -> None:
     # Time spent queued behind the endpoint's other deliveries counts against this attempt's budget:
     # a hanging endpoint times its queue out in one timeout (a flush waits that long, not one per
     # delivery), and its messages retry on schedule like any timeout.
-    waited = asyncio.get_running_loop().time() - job.get("started", asyncio.get_running_loop().time())
-    outcome = await _attempt(emu, plan, waited)
+    outcome = await _attempt(emu, plan, float(job.get("queued_for", 0.0)))
     await _record(emu, plan, outcome)
 
 
