@@ -63,6 +63,10 @@ def test_max_emails_keeps_the_newest_and_takes_the_rows_of_the_others() -> None:
         assert _rows(server, f"webhook_messages WHERE event_id NOT IN ({events})") == 0
         kept = api.get(f"/emails/{sent[-1]}/attachments")
         assert kept.status_code == 200 and len(kept.json()["data"]) == 1
+        for _ in range(40):
+            api.get("/domains")
+        _eventually(lambda: _rows(server, "request_logs") == 30)  # 10 per kept email
+        assert api.get("/logs").json()["data"][0]["endpoint"] == "/domains"
 
 
 def test_max_age_prunes_mail_and_request_logs_when_the_clock_moves() -> None:

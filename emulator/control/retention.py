@@ -1,6 +1,7 @@
 """Retention (issue 11): a long-running emulator keeps a bounded amount of mail, as mail catchers do.
 
-    resend-emulator --max-emails 1000     keep the newest 1 000 sent and 1 000 received emails
+    resend-emulator --max-emails 1000     keep the newest 1 000 sent and 1 000 received emails (and
+                                          the newest 10 000 request-log rows)
     resend-emulator --max-age 24h         drop mail, its events and request-log rows older than a day
 
 A pruned email takes its rows with it: attachments, tracked links, scripted outcomes, its events and
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("emulator")
 PERIOD = 0.5  # seconds of real time between prunes
+# The request log keeps bodies too (up to 64 KB each): with --max-emails N it keeps its newest 10·N rows.
+LOG_ROWS_PER_EMAIL = 10
 # (table, its child tables keyed by `email_id`, what keeps a row from being pruned)
 MAIL = [
     ("emails", ("email_attachments", "email_links", "scripted_outcomes"),
@@ -53,6 +56,10 @@ async def prune(emu: Emulator) -> int:
                 removed += len(doomed)
         if cutoff is not None:
             await tx.run("DELETE FROM request_logs WHERE created_at < ?", (cutoff,))
+        if emu.settings.max_emails:
+            keep = LOG_ROWS_PER_EMAIL * emu.settings.max_emails
+            await tx.run("DELETE FROM request_logs WHERE seq <= (SELECT seq FROM request_logs"
+                         " ORDER BY seq DESC LIMIT 1 OFFSET ?)", (keep,))
     return removed
 
 
