@@ -25,11 +25,14 @@ FROZEN = "2026-05-14T09:00:00.000000Z"
 
 
 def _writing_routes() -> list[tuple[str, str]]:
-    """Every (method, path) of the app that takes a body, API and control plane alike."""
+    """Every (method, path) of the app that takes a body, API and control plane alike (but the two
+    resets: they read no body, so they answer 200 and empty the state whatever comes with them)."""
     app = create_app(make_settings())
     found = []
     for route in app.routes:
         if isinstance(route, Route):
+            if route.path.endswith("/reset"):
+                continue
             for method in sorted((route.methods or set()) & {"POST", "PUT", "PATCH", "DELETE"}):
                 found.append((method, route.path.replace("{", "").replace("}", "")))
     return found
@@ -48,8 +51,6 @@ def shared() -> Iterator[TestClient]:
 @pytest.mark.parametrize(("method", "path"), _writing_routes(), ids=lambda value: str(value))
 def test_json_nested_10_000_deep_is_refused_on_every_route(shared: TestClient, method: str,
                                                            path: str) -> None:
-    if path.endswith("/reset"):
-        pytest.skip("a reset reads no body: it answers 200 whatever comes with it")
     shared.post("/emails", json=email())
     before = _sent(shared)
     response = shared.request(method, path, content=DEEP, headers=JSON)
