@@ -4,9 +4,7 @@ drive the control plane, and a request naming a foreign Host (DNS rebinding) get
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +15,7 @@ from playwright.sync_api import sync_playwright
 from emulator.testing import EmulatorServer
 from tests.conftest import AUTH
 from tests.emails_helpers import email
-from tests.ui_helpers import CHROMIUM, CHROMIUM_ARGS, running_server
+from tests.ui_helpers import CHROMIUM, CHROMIUM_ARGS, OtherOrigin, running_server
 
 PLANTED_KEY = "re_planted_by_a_web_page"
 
@@ -74,32 +72,6 @@ def _attack_page(base: str, snapshot: Path, inbox: str) -> str:
     return f"<!doctype html><html><body>{''.join(forms)}<script>{script}</script></body></html>"
 
 
-class AttackSite:
-    """Another local origin (127.0.0.1, another port) serving one hostile page."""
-
-    def __init__(self, page: str) -> None:
-        payload = page.encode()
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args: Any) -> None:
-                return
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 @pytest.fixture(scope="module")
 def server() -> Iterator[EmulatorServer]:
     with running_server() as running:
@@ -136,7 +108,7 @@ def test_a_page_on_another_local_origin_cannot_drive_the_control_plane(
     assert api.post("/emails", json=email()).status_code == 200
     before = _state(api, snapshot)
     inbox = "anyone@" + api.get("/_emulator/inbound/address").json()["domain"]
-    site = AttackSite(_attack_page(server.url, snapshot, inbox))
+    site = OtherOrigin(_attack_page(server.url, snapshot, inbox))
     try:
         with sync_playwright() as driver:
             browser = driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

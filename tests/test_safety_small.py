@@ -17,7 +17,7 @@ from emulator.app import create_app
 from emulator.smtp.server import MAX_RECIPIENTS
 from tests.conftest import AUTH, KEY, make_settings
 from tests.smtp_helpers import HOST, LiveEmulator, rich_message, transmit
-from tests.ui_helpers import CHROMIUM, CHROMIUM_ARGS, Tracker, running_server
+from tests.ui_helpers import CHROMIUM, CHROMIUM_ARGS, OtherOrigin, Tracker, running_server
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
@@ -125,3 +125,34 @@ def test_a_base_href_does_not_send_attachment_urls_elsewhere() -> None:
     finally:
         tracker.close()
     assert tracker.hits == []  # neither the attachment URL nor the relative image went to the base host
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed")
+def test_in_chromium_a_link_from_another_site_does_not_switch_the_ui_for_good() -> None:
+    with running_server(isolate_keys=True) as server, sync_playwright() as driver:
+        for key in ("re_team_a", "re_team_b"):
+            sent = httpx.post(f"{server.url}/emails", headers={"Authorization": f"Bearer {key}"}, json={
+                "from": "a@resend.dev", "to": ["delivered@resend.dev"], "subject": key, "text": "x"})
+            assert sent.status_code == 200
+        browser = driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        page.goto(f"{server.url}{UI}/")
+        home = page.locator("body").get_attribute("data-account")
+        others = [value for value in page.locator("#account-select option").evaluate_all(
+            "options => options.map(option => option.value)") if value != home]
+        target = others[0]
+        linker = OtherOrigin(f'<a id="go" href="{server.url}{UI}/?account={target}">see this</a>')
+        try:
+            page.goto(linker.url)
+            page.click("#go")
+            expect(page.locator("body")).to_have_attribute("data-account", target)  # shown, this once
+            page.goto(f"{server.url}{UI}/")
+            expect(page.locator("body")).to_have_attribute("data-account", home)  # not remembered
+            page.select_option("#account-select", target)  # the UI's own switcher is remembered
+            expect(page.locator("body")).to_have_attribute("data-account", target)
+            page.goto(f"{server.url}{UI}/")
+            expect(page.locator("body")).to_have_attribute("data-account", target)
+        finally:
+            linker.close()
+            browser.close()
