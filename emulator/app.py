@@ -17,6 +17,7 @@ from starlette.routing import BaseRoute
 from emulator import web
 from emulator.api import idempotency, request_log
 from emulator.api.access_log import AccessLog
+from emulator.api.barrier import Barrier
 from emulator.api.guard import Guard
 from emulator.api.ops import Op, error_response
 from emulator.api.pipeline import build_routes
@@ -30,6 +31,7 @@ from emulator.control import (
     inbound,
     outbox,
     qa,
+    retention,
     scenarios,
     search,
     snapshots,
@@ -53,7 +55,8 @@ KERNEL_MODULES: list[Any] = [events, jobs, idempotency, request_log]
 # Extra parts (webhook delivery, SMTP, web UI, test plugin support) plug in here: each may offer
 # TABLES, OPS, ROUTES, `install(emu)` (at creation) and `async start(emu)` / `async stop(emu)`.
 EXTENSIONS: list[Any] = [control, outbox, control_domains, control_smtp, files, webhook_faults, web, smtp,
-                         inbound, api_faults, snapshots, scenarios, engagement, control_oauth, qa, search]
+                         inbound, api_faults, snapshots, scenarios, engagement, control_oauth, qa, search,
+                         retention]
 
 
 def all_ops() -> list[Op]:
@@ -83,9 +86,15 @@ async def _api_error(request: Request, exc: Exception) -> Response:
     return error_response(exc)
 
 
-async def _crash(request: Request, exc: Exception) -> Response:
-    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-    return error_response(ApiError(errors.APPLICATION_ERROR))
+async def _write_deferred(emu: Emulator) -> None:
+    """Request-log rows wait for the next commit; at shutdown there is none, so make one (issue 11:
+    the last row was lost on SIGTERM)."""
+    if emu.db.has_deferred:
+        try:
+            async with emu.transaction():
+                pass
+        except Exception:  # the database may be the reason we stop: say so, and let the process exit
+            log.exception("could not write the last request-log rows")
 
 
 def _print_line(line: str) -> None:
@@ -93,8 +102,11 @@ def _print_line(line: str) -> None:
 
 
 def _middleware(settings: Settings) -> list[Middleware]:
-    guard = Middleware(Guard, bound_host=settings.host, allowed=settings.allowed_hosts)
-    return [Middleware(AccessLog, write=_print_line), guard] if settings.log_requests else [guard]
+    """Outermost first: the access log sees every answer, the guard refuses before anything is read,
+    the barrier turns a crash into a Resend-shaped 500 on a connection that stays open."""
+    guarded = [Middleware(Guard, bound_host=settings.host, allowed=settings.allowed_hosts,
+                          max_body=settings.max_body_bytes), Middleware(Barrier)]
+    return [Middleware(AccessLog, write=_print_line), *guarded] if settings.log_requests else guarded
 
 
 def create_app(settings: Settings | None = None) -> Starlette:
@@ -124,6 +136,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             for module in reversed(started):
                 if hasattr(module, "stop"):
                     await module.stop(emu)
+            await _write_deferred(emu)
             await emu.db.close()
 
     # The API first: Starlette tries routes in order and sends are the hot path. No API pattern can
@@ -135,7 +148,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         lifespan=lifespan,
         middleware=_middleware(emu.settings),
         exception_handlers={
-            404: _not_found, HTTPException: _http_error, ApiError: _api_error, Exception: _crash,
+            404: _not_found, HTTPException: _http_error, ApiError: _api_error,
         },
     )
     app.state.emu = emu

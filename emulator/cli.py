@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from emulator import __version__
+from emulator.core import clock
 from emulator.core.clock import parse_iso
 from emulator.core.config import Settings
 from emulator.core.net import bind
@@ -30,9 +31,30 @@ def _flag(value: str) -> bool:
 
 def _timestamp(value: str) -> datetime:
     try:
-        return parse_iso(value)
+        at = parse_iso(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an ISO 8601 timestamp: {value!r}") from None
+    try:
+        return clock.check(at)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _duration(value: str) -> float:
+    """`90`, `90s`, `15m`, `24h`, `7d` → seconds."""
+    text = value.strip().lower()
+    factor = DURATION_UNITS.get(text[-1:], 0)
+    number = text[:-1] if factor else text
+    try:
+        seconds = float(number) * (factor or 1)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= 100 * 365 * 86400:  # nan fails this too
+        raise argparse.ArgumentTypeError(f"not a duration (like 3600, 90m, 24h or 7d): {value!r}")
+    return seconds
 
 
 def bundled_scenarios() -> list[str]:
@@ -99,6 +121,13 @@ def build_parser() -> argparse.ArgumentParser:
            default=_env("SCENARIO"))
     option("--restore", "RESTORE", "snapshot file to restore at start (written by POST"
            " /_emulator/snapshot/save), before --scenario")
+    option("--snapshot-dir", "SNAPSHOT_DIR", "confine POST /_emulator/snapshot/save and /restore to this"
+           " directory (paths in their bodies are relative to it); default: any path")
+    option("--max-emails", "MAX_EMAILS", "keep at most N sent and N received emails, pruning the oldest"
+           " with their attachments, events and webhook messages (default 0: no limit)", type=int, default=0)
+    option("--max-age", "MAX_AGE", "drop mail and request-log rows older than this on the emulator clock:"
+           " seconds, or a number with s/m/h/d (e.g. 24h; default: keep everything)", type=_duration,
+           default=0.0)
     option("--quiet", "QUIET", "log nothing but errors (the start-up banner still prints)",
            action="store_true")
     option(("--log-requests", "-v"), "LOG_REQUESTS", "print one line per HTTP request: method, path,"
@@ -128,6 +157,7 @@ def parse_settings(argv: Sequence[str] | None = None) -> Settings:
         clock=args.clock, clock_start=args.clock_start, strict_domains=args.strict_domains,
         rate_limit=args.rate_limit, isolate_keys=args.isolate_keys, seed_file=args.seed_file,
         restore=args.restore, quiet=args.quiet, log_requests=args.log_requests,
+        snapshot_dir=args.snapshot_dir, max_emails=args.max_emails, max_age=args.max_age,
         allowed_hosts=args.allowed_host or _names(_env("ALLOWED_HOSTS")),
     )
 

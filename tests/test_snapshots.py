@@ -123,7 +123,8 @@ def test_cli_flag_sets_the_restore_path() -> None:
 
 def test_save_reports_the_file_and_replaces_an_old_one(client: TestClient, tmp_path: Path) -> None:
     target = tmp_path / "state.db"
-    target.write_bytes(b"old")
+    save(client, target)
+    client.post("/domains", json={"name": "later.dev"})
     report = save(client, target)
     assert report == {"path": str(target), "bytes": target.stat().st_size}
     assert target.read_bytes().startswith(b"SQLite format 3")
@@ -131,7 +132,7 @@ def test_save_reports_the_file_and_replaces_an_old_one(client: TestClient, tmp_p
 
 @pytest.mark.parametrize(("body", "complaint"), [
     ({}, "`path` must be"),
-    ({"path": "/no/such/dir/state.db"}, "does not exist"),
+    ({"path": "/no/such/dir/state.db"}, "Cannot write a snapshot to `/no/such/dir/state.db`"),
 ])
 def test_bad_save_requests(client: TestClient, body: dict[str, Any], complaint: str) -> None:
     response = client.post("/_emulator/snapshot/save", json=body)
@@ -141,12 +142,13 @@ def test_bad_save_requests(client: TestClient, body: dict[str, Any], complaint: 
 
 def test_restore_refuses_missing_and_foreign_files(client: TestClient, tmp_path: Path) -> None:
     missing = client.post("/_emulator/snapshot/restore", json={"path": str(tmp_path / "nope.db")})
-    assert (missing.status_code, missing.json()["message"]) == (422, f"No snapshot at `{tmp_path}/nope.db`.")
+    assert (missing.status_code, missing.json()["message"]) == (
+        422, f"No emulator snapshot at `{tmp_path}/nope.db`.")
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"this is not sqlite at all" * 100)
     refused = client.post("/_emulator/snapshot/restore", json={"path": str(junk)})
     assert refused.status_code == 422
-    assert "not an emulator snapshot" in refused.json()["message"]
+    assert refused.json()["message"] == f"No emulator snapshot at `{junk}`."
     assert client.get("/domains", headers=AUTH).status_code == 200
 
 

@@ -47,3 +47,29 @@ class Tracker:
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class OtherOrigin:
+    """Another local origin (127.0.0.1, another port) serving one page: a hostile site, a link."""
+
+    def __init__(self, page: str) -> None:
+        payload = page.encode()
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args: Any) -> None:
+                return
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -10,6 +10,8 @@
   mail) can only come from a page after a CORS preflight that nothing here answers. Recipient-facing
   pages are exempt: mail clients and providers call them from anywhere (RFC 8058 one-click unsubscribe
   is a cross-site form POST).
+- **One body limit.** The control plane and the UI refuse bodies past the API's limit (`413`) as the
+  API does, so a 400 MB POST is not held in memory.
 No CORS header is ever sent.
 """
 
@@ -20,8 +22,12 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
+from emulator.core import errors
+from emulator.core.errors import ApiError
+
 Scope = dict[str, Any]
-ASGIApp = Callable[[Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
+Receive = Callable[[], Awaitable[Any]]
+ASGIApp = Callable[[Scope, Receive, Callable[[Any], Awaitable[None]]], Awaitable[None]]
 
 CONTROL = "/_emulator/"
 UI = "/_emulator/ui/"
@@ -41,8 +47,10 @@ def _hostname(host: str) -> str:
 
 
 class Guard:
-    def __init__(self, app: ASGIApp, bound_host: str, allowed: Iterable[str] = ()) -> None:
+    def __init__(self, app: ASGIApp, bound_host: str, allowed: Iterable[str] = (),
+                 max_body: int = 50 * 1024 * 1024) -> None:
         self.app = app
+        self.max_body = max_body
         names = {name.strip().lower() for name in allowed if name.strip()}
         self.any_host = "*" in names
         self.hosts = frozenset({*LOCAL_NAMES, _hostname(bound_host) or bound_host.lower(), *names})
@@ -54,9 +62,10 @@ class Guard:
             return
         headers = {name: value for name, value in scope["headers"]
                    if name in WATCHED}
-        problem = self._refusal(scope, headers)
+        problem = self._refusal(scope, headers) or self._too_large(scope, headers)
         if problem is None:
-            await self.app(scope, receive, send)
+            limited = receive if not scope["path"].startswith(CONTROL) else self._limited(receive)
+            await self.app(scope, limited, send)
             return
         status, name, message = problem
         await _reply(send, status, {"statusCode": status, "message": message, "name": name})
@@ -74,6 +83,28 @@ class Guard:
         if not path.startswith(UI) and _has_body(headers) and _is_simple_type(headers):
             return 415, "unsupported_media_type", "Control-plane bodies must be sent as application/json."
         return None
+
+    def _too_large(self, scope: Scope, headers: dict[bytes, bytes]) -> tuple[int, str, str] | None:
+        """The API's body limit holds on the control plane and the UI too (the API checks its own)."""
+        length = headers.get(b"content-length", b"").strip()
+        if scope["path"].startswith(CONTROL) and length.isdigit() and int(length) > self.max_body:
+            error = errors.PAYLOAD_TOO_LARGE
+            return error.status, error.name, error.message
+        return None
+
+    def _limited(self, receive: Receive) -> Receive:
+        """`receive`, refusing a (chunked) body once it grows past the limit."""
+        seen = 0
+
+        async def limited() -> Any:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.max_body:
+                raise ApiError(errors.PAYLOAD_TOO_LARGE)
+            return message
+
+        return limited
 
     def _cross_site(self, headers: dict[bytes, bytes], host: str) -> bool:
         site = headers.get(b"sec-fetch-site", b"").decode("latin-1").lower()

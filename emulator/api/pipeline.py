@@ -6,7 +6,6 @@ Handlers parse and call one service function; they hold no state.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +17,7 @@ from emulator.api import idempotency, request_log
 from emulator.api.auth import Credential, authenticate
 from emulator.api.ops import ApiRequest, FormBody, Op, Reply, json_response
 from emulator.api.ratelimit import rate_limit
-from emulator.core import errors
+from emulator.core import errors, jsontext
 from emulator.core.errors import ApiError
 
 if TYPE_CHECKING:
@@ -42,9 +41,9 @@ async def read_json(request: Request, limit: int, form: bool = False) -> Any:
     if form and content_type.lower().startswith("multipart/form-data"):
         return FormBody.parse(content_type, raw)
     try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ApiError(errors.MALFORMED_BODY, f"The request body is not valid JSON: {exc}.") from None
+        body = jsontext.parse(raw)
+    except jsontext.BodyError as exc:
+        raise ApiError(errors.MALFORMED_BODY, str(exc)) from None
     request.state.json_body = raw  # kept for the request log
     return body
 

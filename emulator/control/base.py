@@ -5,20 +5,18 @@ Test suites in any language drive the emulator through these JSON endpoints (doc
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Any
+import math
+from collections.abc import Callable
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from emulator.api.ops import emulator_of, json_response
-from emulator.core import errors
+from emulator.core import errors, jsontext
 from emulator.core.clock import parse_iso
 from emulator.core.errors import ApiError
-
-if TYPE_CHECKING:
-    pass
 
 PREFIX = "/_emulator"
 
@@ -28,9 +26,9 @@ async def body_of(request: Request) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        body = json.loads(raw)
-    except ValueError:
-        raise ApiError(errors.MALFORMED_BODY, "The request body is not valid JSON.") from None
+        body = jsontext.parse(raw)
+    except jsontext.BodyError as exc:
+        raise ApiError(errors.MALFORMED_BODY, str(exc)) from None
     if not isinstance(body, dict):
         raise ApiError(errors.MALFORMED_BODY, "The request body must be a JSON object.")
     return body
@@ -53,7 +51,10 @@ def _seconds(body: dict[str, Any]) -> float:
         value = body.get(name, 0)
         if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
             raise errors.invalid(f"`{name}` must be a non-negative number.")
-        total += value * factor
+        try:
+            total += float(value) * factor
+        except OverflowError:  # an integer beyond any float: the clock refuses it as out of range
+            total = math.inf
     return total
 
 
@@ -71,9 +72,16 @@ async def clock_get(request: Request) -> Response:
     return json_response(emulator_of(request).clock.state())
 
 
+def _move(change: Callable[[], None]) -> None:
+    try:
+        change()
+    except ValueError as exc:
+        raise errors.invalid(str(exc)) from None
+
+
 async def clock_freeze(request: Request) -> Response:
     emu, body = emulator_of(request), await body_of(request)
-    emu.clock.freeze(_instant(body, "at") if "at" in body else None)
+    _move(lambda: emu.clock.freeze(_instant(body, "at") if "at" in body else None))
     await emu.jobs.flush()
     return json_response(emu.clock.state())
 
@@ -86,7 +94,8 @@ async def clock_unfreeze(request: Request) -> Response:
 
 async def clock_set(request: Request) -> Response:
     emu, body = emulator_of(request), await body_of(request)
-    emu.clock.set(_instant(body, "at"))
+    at = _instant(body, "at")
+    _move(lambda: emu.clock.set(at))
     await emu.jobs.flush()
     return json_response(emu.clock.state())
 
@@ -94,7 +103,8 @@ async def clock_set(request: Request) -> Response:
 async def clock_advance(request: Request) -> Response:
     """Move time forward and run everything that became due (scheduled sends, retries) before replying."""
     emu, body = emulator_of(request), await body_of(request)
-    emu.clock.advance(_seconds(body))
+    seconds = _seconds(body)
+    _move(lambda: emu.clock.advance(seconds))
     await emu.jobs.flush()
     return json_response(emu.clock.state())
 

@@ -14,6 +14,8 @@ from starlette.responses import Response
 # Raster formats a browser renders without running anything; SVG and HTML are always downloads.
 INLINE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif",
                           "image/bmp", "image/x-icon", "image/vnd.microsoft.icon"})
+ACTIVE_TYPES = frozenset({"text/html", "application/xhtml+xml", "image/svg+xml", "text/xml",
+                          "application/xml", "application/wasm", "text/xsl"})
 FILE_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; sandbox"
 
 
@@ -23,9 +25,19 @@ def disposition(kind: str, filename: str) -> str:
     return f"{kind}; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(filename, safe='')}"
 
 
+def served_type(content_type: str) -> str:
+    """The type a file is served with from the emulator's origin: a type a browser would run or
+    render as a document there (script, HTML, SVG, XML) is served as bytes (issue 11: a
+    `text/javascript` attachment could be loaded as a script). The download keeps its name."""
+    base = content_type.split(";")[0].strip().lower()
+    if not base or base in ACTIVE_TYPES or "script" in base or base.endswith(("+xml", "/xml")):
+        return "application/octet-stream"
+    return content_type
+
+
 def file_response(content: bytes, content_type: str, filename: str, inline: bool = False) -> Response:
     kind = "inline" if inline and content_type.lower() in INLINE_TYPES else "attachment"
-    return Response(content, media_type=content_type or "application/octet-stream", headers={
+    return Response(content, media_type=served_type(content_type), headers={
         "Content-Disposition": disposition(kind, filename),
         "Content-Security-Policy": FILE_CSP,
         "X-Content-Type-Options": "nosniff",

@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
-import json
 from email import policy
 from email.message import EmailMessage
 from email.utils import format_datetime, getaddresses
@@ -30,7 +29,7 @@ from emulator.api.auth import keyring
 from emulator.api.ops import emulator_of, json_response
 from emulator.control.base import PREFIX
 from emulator.control.downloads import eml_response, file_response
-from emulator.core import errors, validate
+from emulator.core import errors, jsontext, validate
 from emulator.core.config import DEFAULT_ACCOUNT
 from emulator.core.errors import ApiError, invalid
 from emulator.mime.intake import IntakeError
@@ -118,9 +117,9 @@ async def _inject(request: Request) -> tuple[bytes, list[str], dict[str, Any] | 
         recipients = request.query_params.getlist("to") or _header_recipients(raw)
         return raw, recipients, None
     try:
-        body = json.loads(raw_body or b"{}")
-    except ValueError:
-        raise ApiError(errors.MALFORMED_BODY, "The request body is not valid JSON.") from None
+        body = jsontext.parse(raw_body or b"{}")
+    except jsontext.BodyError as exc:
+        raise ApiError(errors.MALFORMED_BODY, str(exc)) from None
     if not isinstance(body, dict):
         raise ApiError(errors.MALFORMED_BODY, "The request body must be a JSON object.")
     authentication = validate.obj(body, "authentication")

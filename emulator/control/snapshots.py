@@ -17,7 +17,9 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import tempfile
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +32,7 @@ from emulator.api import request_log
 from emulator.api.auth import keyring
 from emulator.api.ops import emulator_of, json_response
 from emulator.control.base import PREFIX, body_of
-from emulator.core.errors import invalid
+from emulator.core.errors import ApiError, invalid
 from emulator.core.ids import ACCOUNT_COUNTER_PREFIX
 from emulator.resources import api_keys
 
@@ -58,19 +60,55 @@ async def copy_to(emu: Emulator, target: aiosqlite.Connection) -> None:
         await emu.db.conn.backup(target)
 
 
-async def save(emu: Emulator, path: str) -> dict[str, Any]:
-    """Write the whole state to `path` (replaced atomically: a reader never sees half a file)."""
-    destination = Path(path)
-    if not destination.parent.is_dir():
-        raise invalid(f"Cannot write the snapshot: directory `{destination.parent}` does not exist.")
-    partial = destination.with_name(destination.name + ".partial")
-    partial.unlink(missing_ok=True)
-    target = await aiosqlite.connect(partial)
+def is_snapshot(path: Path) -> bool:
+    """A regular file that SQLite opens and whose `meta` table holds the clock a save writes."""
+    if not path.is_file():
+        return False
     try:
-        await copy_to(emu, target)
+        with closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as conn:
+            return conn.execute("SELECT 1 FROM meta WHERE key = 'clock'").fetchone() is not None
+    except sqlite3.Error:
+        return False
+
+
+def _replaceable(path: Path) -> bool:
+    """Nothing there, an empty file (what `mktemp` leaves), or an emulator snapshot."""
+    if not path.exists() and not path.is_symlink():
+        return True
+    return path.is_file() and (path.stat().st_size == 0 or is_snapshot(path))
+
+
+def _cannot_write(path: Path) -> ApiError:
+    # One message for every refusal, so a caller learns nothing about what exists where (issue 11).
+    return invalid(f"Cannot write a snapshot to `{path}`: give a new file in an existing directory"
+                   " (inside --snapshot-dir when set), or an emulator snapshot to replace.")
+
+
+async def save(emu: Emulator, path: str) -> dict[str, Any]:
+    """Write the whole state to `path`: a new file or an older snapshot, never any other file.
+
+    The copy goes to a private temporary file beside it (owner-only: it holds keys and secrets),
+    which then replaces `path` atomically; on any failure the temporary file is removed.
+    """
+    destination = Path(path)
+    if not destination.parent.is_dir() or not _replaceable(destination):
+        raise _cannot_write(destination)
+    partial: str | None = None
+    try:
+        handle, partial = tempfile.mkstemp(prefix=f".{destination.name}.", suffix=".partial",
+                                           dir=destination.parent)
+        os.close(handle)
+        target = await aiosqlite.connect(partial)
+        try:
+            await copy_to(emu, target)
+        finally:
+            await target.close()
+        os.replace(partial, destination)
+    except (OSError, sqlite3.Error) as exc:  # a full disk, a read-only directory: the caller's to fix
+        raise invalid(f"Could not write the snapshot to `{destination}`: {exc}.") from None
     finally:
-        await target.close()
-    os.replace(partial, destination)
+        if partial is not None:
+            Path(partial).unlink(missing_ok=True)
     return {"path": str(destination), "bytes": destination.stat().st_size}
 
 
@@ -116,15 +154,13 @@ async def restore_from(emu: Emulator, source: aiosqlite.Connection) -> None:
 
 async def restore(emu: Emulator, path: str) -> dict[str, Any]:
     """Replace the whole state with the snapshot file at `path`."""
-    if not Path(path).is_file():
-        raise invalid(f"No snapshot at `{path}`.")
-    source = await aiosqlite.connect(f"file:{path}?mode=ro", uri=True)
+    if not is_snapshot(Path(path)):  # missing, a directory, or another kind of file: one answer
+        raise invalid(f"No emulator snapshot at `{path}`.")
+    source = await aiosqlite.connect(f"{Path(path).as_uri()}?mode=ro", uri=True)
     try:
-        if await source.execute_fetchall("SELECT 1 FROM sqlite_master WHERE name = 'meta'") == []:
-            raise invalid(f"`{path}` is not an emulator snapshot.")
         await restore_from(emu, source)
     except aiosqlite.DatabaseError:
-        raise invalid(f"`{path}` is not an emulator snapshot.") from None
+        raise invalid(f"No emulator snapshot at `{path}`.") from None
     finally:
         await source.close()
     return {"path": path, "restored": True}
@@ -166,19 +202,30 @@ class Baseline:
         await self.connection.close()
 
 
-def _path(body: dict[str, Any]) -> str:
+def _path(emu: Emulator, body: dict[str, Any], refusal: Callable[[Path], ApiError]) -> str:
+    """The file the body names; with --snapshot-dir, relative to it and never outside it."""
     path = body.get("path")
-    if not isinstance(path, str) or not path.strip():
+    if not isinstance(path, str) or not path.strip() or "\x00" in path:
         raise invalid("`path` must be a file path on the emulator's machine.")
-    return os.path.abspath(os.path.expanduser(path))
+    folder = emu.settings.snapshot_dir
+    if folder is None:
+        return os.path.abspath(os.path.expanduser(path))
+    root = os.path.realpath(folder)
+    resolved = os.path.realpath(os.path.join(root, path))
+    if resolved == root or os.path.commonpath([root, resolved]) != root:  # symlinks resolved first
+        raise refusal(Path(path))
+    return resolved
 
 
 async def save_route(request: Request) -> Response:
-    return json_response(await save(emulator_of(request), _path(await body_of(request))))
+    emu = emulator_of(request)
+    return json_response(await save(emu, _path(emu, await body_of(request), _cannot_write)))
 
 
 async def restore_route(request: Request) -> Response:
-    return json_response(await restore(emulator_of(request), _path(await body_of(request))))
+    emu = emulator_of(request)
+    path = _path(emu, await body_of(request), lambda path: invalid(f"No emulator snapshot at `{path}`."))
+    return json_response(await restore(emu, path))
 
 
 async def start(emu: Emulator) -> None:

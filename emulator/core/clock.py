@@ -13,6 +13,19 @@ from datetime import UTC, datetime, timedelta
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # A frozen clock with no explicit start begins here, so seeded runs are reproducible.
 DEFAULT_FROZEN_START = datetime(2026, 1, 1, tzinfo=UTC)
+# The instants the clock may show (issue 11: set to 9999-12-31, every send then failed computing
+# "now + 30 days"). Stored times are ISO text that ends at year 9999, and schedules, expiries and
+# retention windows are computed from now in either direction: a wide margin keeps them all in range.
+EARLIEST = EPOCH
+LATEST = datetime(9000, 1, 1, tzinfo=UTC)
+OUT_OF_RANGE = "The clock only goes from 1970-01-01T00:00:00Z to 9000-01-01T00:00:00Z."
+
+
+def check(at: datetime) -> datetime:
+    """`at` if the clock can show it; ValueError otherwise."""
+    if not EARLIEST <= at <= LATEST:
+        raise ValueError(OUT_OF_RANGE)
+    return at
 
 
 class Clock:
@@ -34,7 +47,7 @@ class Clock:
         return datetime.fromtimestamp(time.time() + self._offset, UTC)
 
     def freeze(self, at: datetime | None = None) -> None:
-        self._frozen_at = at or self.now()
+        self._frozen_at = check(at) if at else self.now()
         self.mode = "frozen"
         self._changed()
 
@@ -45,6 +58,7 @@ class Clock:
         self._changed()
 
     def set(self, at: datetime) -> None:
+        check(at)
         if self.mode == "frozen":
             self._frozen_at = at
         else:
@@ -52,7 +66,10 @@ class Clock:
         self._changed()
 
     def advance(self, seconds: float) -> None:
-        self.set(self.now() + timedelta(seconds=seconds))
+        now = self.now()
+        if not 0 <= seconds <= (LATEST - now).total_seconds():  # also refuses inf and nan
+            raise ValueError(OUT_OF_RANGE)
+        self.set(now + timedelta(seconds=seconds))
 
     def reset(self) -> None:
         self._configure(*self._initial)

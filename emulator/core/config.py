@@ -30,6 +30,12 @@ class Settings:
     seed_file: str | None = None
     restore: str | None = None
     max_body_bytes: int = 50 * 1024 * 1024
+    # Where POST /_emulator/snapshot/{save,restore} may read and write (None: anywhere the body says).
+    snapshot_dir: str | None = None
+    # Retention: keep at most this many sent (and received) emails; drop mail older than this many
+    # seconds on the emulator clock (0: no limit).
+    max_emails: int = 0
+    max_age: float = 0.0
     quiet: bool = False
     # One stdout line per HTTP request (method, path, status, ms); off by default.
     log_requests: bool = False

@@ -40,6 +40,10 @@ Job = dict[str, Any]
 Handler = Callable[[Any, Job], Awaitable[None]]
 TxHandler = Callable[["Tx", Job], Awaitable[None]]
 MAX_PARALLEL = 16
+# Jobs of one lane (deliveries to one webhook endpoint) that may run at once: a receiver that hangs
+# holds at most this many of the MAX_PARALLEL slots, so everyone else's deliveries keep flowing.
+LANE_PARALLEL = 4
+Lane = Callable[[Job], str]
 BATCH = 200
 COALESCE = 0.05  # seconds
 
@@ -71,6 +75,8 @@ class JobRunner:
         self.emu = emu
         self.handlers: dict[str, Handler] = {}
         self.tx_handlers: dict[str, TxHandler] = {}
+        self.lanes: dict[str, Lane] = {}
+        self._lane_slots: dict[str, tuple[asyncio.Semaphore, int]] = {}  # lane → (slots, jobs using it)
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._running: set[asyncio.Task[None]] = set()
@@ -81,8 +87,11 @@ class JobRunner:
         self._sleeping = False
         self._sleep_until: datetime | None = None
 
-    def handler(self, kind: str, fn: Handler) -> None:
+    def handler(self, kind: str, fn: Handler, lane: Lane | None = None) -> None:
+        """`fn` runs outside any transaction; with `lane`, at most LANE_PARALLEL jobs of a lane at once."""
         self.handlers[kind] = fn
+        if lane is not None:
+            self.lanes[kind] = lane
 
     def tx_handler(self, kind: str, fn: TxHandler) -> None:
         self.tx_handlers[kind] = fn
@@ -197,8 +206,31 @@ class JobRunner:
         taken, _ = await self._pass()
         return taken
 
+    @contextlib.asynccontextmanager
+    async def _lane(self, job: Job) -> AsyncIterator[None]:
+        """The job's lane slot (none for jobs without a lane), taken before a shared slot."""
+        lane_of = self.lanes.get(job["kind"])
+        if lane_of is None:
+            yield
+            return
+        key = lane_of(job)
+        slots, users = self._lane_slots.get(key) or (asyncio.Semaphore(LANE_PARALLEL), 0)
+        self._lane_slots[key] = (slots, users + 1)
+        try:
+            async with slots:
+                yield
+        finally:
+            slots, users = self._lane_slots[key]
+            if users == 1:
+                del self._lane_slots[key]  # idle lanes cost nothing
+            else:
+                self._lane_slots[key] = (slots, users - 1)
+
     async def _run(self, job: Job) -> None:
-        async with self._slots:
+        loop = asyncio.get_running_loop()
+        queued_at = loop.time()
+        async with self._lane(job), self._slots:
+            job["queued_for"] = loop.time() - queued_at  # seconds spent waiting for a lane and a slot
             handler = self.handlers.get(job["kind"])
             try:
                 if handler is None:

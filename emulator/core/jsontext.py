@@ -7,6 +7,7 @@ which shows on the send path (several documents per request).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
@@ -14,3 +15,57 @@ _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 def compact(value: Any) -> str:
     return _COMPACT.encode(value)
+
+
+# Deeper documents than any request needs are refused before they reach code that recurses (issue 11:
+# 10 000 nested arrays crashed the decoder). Resend documents no limit; 100 is an assumption.
+MAX_DEPTH = 100
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+class BodyError(ValueError):
+    """A request body that is not a usable JSON document; the message says why."""
+
+
+def parse(raw: bytes) -> Any:
+    """A request body as JSON: UTF-8 only (RFC 8259 §8.1), at most MAX_DEPTH deep, valid Unicode."""
+    try:
+        if json.detect_encoding(raw) not in ("utf-8", "utf-8-sig"):  # UTF-16/32 without a BOM is valid UTF-8
+            raise UnicodeDecodeError("utf-8", raw[:4], 0, 4, "not UTF-8")
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise BodyError("The request body must be JSON encoded as UTF-8.") from None
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise BodyError(f"The request body is nested more than {MAX_DEPTH} levels deep.") from None
+    except ValueError as exc:
+        raise BodyError(f"The request body is not valid JSON: {exc}.") from None
+    # Escaped surrogates are rare; only then is every string checked (a pair is fine, one alone is not).
+    _check(value, surrogates=_ESCAPED_SURROGATE.search(text) is not None)
+    return value
+
+
+def _check(value: Any, surrogates: bool) -> None:
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            children: list[Any] = [*item.keys(), *item.values()] if surrogates else list(item.values())
+        elif isinstance(item, list):
+            children = item
+        else:
+            if surrogates and isinstance(item, str):
+                _check_text(item)
+            continue
+        if depth > MAX_DEPTH:
+            raise BodyError(f"The request body is nested more than {MAX_DEPTH} levels deep.")
+        pending.extend((child, depth + 1) for child in children)
+
+
+def _check_text(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BodyError("The request body contains a lone surrogate (`\\ud800`–`\\udfff`), which is"
+                        " not a Unicode character.") from None

@@ -17,7 +17,7 @@ import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
+from aiosmtpd.smtp import MISSING, SMTP, AuthResult, Envelope, LoginPassword, Session
 
 from emulator.api.auth import WELL_FORMED_KEY, credential_of, keyring
 from emulator.core import errors
@@ -37,8 +37,10 @@ USERNAME = "resend"
 HOSTNAME = "localhost"  # always passed: aiosmtpd's default calls getfqdn(), which can take seconds
 IDENT = "Resend Emulator ESMTP"
 MAX_MESSAGE_BYTES = 40 * 1024 * 1024  # the API's 40 MB limit, advertised as SIZE 41943040
-# [rec] to, cc and bcc may hold 50 each; more envelope recipients cannot form a valid send.
-MAX_RECIPIENTS = 150
+# [rec] to, cc and bcc may hold 50 each. Which envelope recipients end up in To/Cc and which become
+# Bcc is only known after DATA, so the envelope is held to 50 and the 51st RCPT is refused at once, as a
+# relay with a recipient limit does (issue 11: 150 were accepted and the message refused at DATA).
+MAX_RECIPIENTS = 50
 
 
 class _QuietLegacyNotice(logging.Filter):
@@ -157,6 +159,17 @@ class Protocol(SMTP):
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         super().connection_made(transport)
+
+    async def challenge_auth(self, challenge: str | bytes, encode_to_b64: bool = True,
+                             log_client_response: bool = False) -> Any:
+        """A credential longer than a line (a 5 000-character password) is a wrong credential, 535;
+        aiosmtpd's reader raises on it and the session answered 451 (issue 11). The reader has already
+        dropped the overlong line, so the session carries on."""
+        try:
+            return await super().challenge_auth(challenge, encode_to_b64, log_client_response)
+        except ValueError:
+            await self.push("535 5.7.8 Authentication credentials invalid")
+            return MISSING
 
 
 def _session(emu: Emulator, handler: Handler, context: ssl.SSLContext, implicit: bool,

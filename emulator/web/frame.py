@@ -61,6 +61,9 @@ def frame_csp(origin: str, remote: bool, nonce: str) -> str:
         f"style-src 'unsafe-inline'{extra}",
         f"font-src data:{extra}",
         "form-action 'none'",
+        # A message's <base href> must not send the emulator's attachment URLs (cid: images) or its
+        # relative links to another host once remote content is allowed (issue 11).
+        "base-uri 'none'",
         f"sandbox {SANDBOX}",
         "frame-ancestors 'self'",
     ])

@@ -42,8 +42,13 @@ async def _chrome(tx: Tx, section: str) -> dict[str, Any]:
 
 
 def _remember_account(request: Request, response: Response) -> Response:
+    """The account chosen with the UI's own switcher is remembered; a `?account=` link from anywhere
+    else (another site, a pasted URL) shows that account on that page only (issue 11: such a link
+    switched the UI for good). Browsers send Sec-Fetch-Site on every navigation; clients without it
+    (scripts, TestClient) are not browsers a link could steer."""
     chosen = request.query_params.get("account")
-    if chosen:
+    site = request.headers.get("sec-fetch-site", "same-origin")
+    if chosen and site == "same-origin":
         response.set_cookie(ACCOUNT_COOKIE, chosen[:200], httponly=True, samesite="strict")
     return response
 

@@ -33,6 +33,9 @@ ZONES = {
 }
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 RELATIVE = re.compile(r"^in\s+(\d+)\s*([a-z]+)$")
+# Past the limit by a day: what `in N units` means when N is too large to be worth adding to a date
+# (issue 11: "in 99999999999999999999 days" overflowed the date arithmetic).
+TOO_FAR = MAX_AHEAD + timedelta(days=1)
 DAY_AT = re.compile(
     r"^(?P<day>today|tomorrow|(?:next\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)day)"
     r"(?:\s+at\s+(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))?\s*(?P<ampm>am|pm)?)?"
@@ -67,7 +70,12 @@ def _natural(text: str, now: datetime) -> datetime | None:
     relative = RELATIVE.match(text)
     if relative:
         seconds = UNITS.get(relative.group(2))
-        return None if seconds is None else now + timedelta(seconds=int(relative.group(1)) * seconds)
+        if seconds is None:
+            return None
+        digits = relative.group(1).lstrip("0") or "0"
+        if len(digits) > 10 or int(digits) * seconds > TOO_FAR.total_seconds():
+            return now + TOO_FAR
+        return now + timedelta(seconds=int(digits) * seconds)
     match = DAY_AT.match(text)
     if not match:
         return None

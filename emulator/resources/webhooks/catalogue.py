@@ -103,7 +103,8 @@ async def fan_out(tx: Tx, event: Event) -> None:
             "type": event["type"], "payload": body, "status": "pending", "attempts": 0,
             "next_attempt_at": tx.now_db, "created_at": tx.now_db,
         })
-        await schedule(tx, DELIVER_JOB, tx.now, {"message_id": message_id, "mode": "auto"})
+        await schedule(tx, DELIVER_JOB, tx.now, {"message_id": message_id, "mode": "auto",
+                                                 "webhook_id": webhook_id})
 
 
 def message_payload(row: dict[str, Any]) -> Any:

@@ -97,7 +97,10 @@ async def deliver(emu: Emulator, job: Job) -> None:
     plan = await _prepare(emu, job)
     if plan is None:
         return
-    outcome = await _attempt(emu, plan)
+    # Time spent queued behind the endpoint's other deliveries counts against this attempt's budget:
+    # a hanging endpoint times its queue out in one timeout (a flush waits that long, not one per
+    # delivery), and its messages retry on schedule like any timeout.
+    outcome = await _attempt(emu, plan, float(job.get("queued_for", 0.0)))
     await _record(emu, plan, outcome)
 
 
@@ -124,9 +127,12 @@ async def _prepare(emu: Emulator, job: Job) -> Plan | None:
                     build_headers(row, message_id, tx.now, body), mode, tx.now)
 
 
-async def _attempt(emu: Emulator, plan: Plan) -> Outcome:
+async def _attempt(emu: Emulator, plan: Plan, waited: float = 0.0) -> Outcome:
     faults = book(emu)
     timeout = faults.timeout_ms / 1000
+    if waited >= timeout:
+        return Outcome(0, f"Timed out: no response within {timeout:g} s (queued behind earlier"
+                          " deliveries to this endpoint that did not answer)", "timeout")
     fault = faults.decide(plan.webhook_id, plan.url)
     if fault is not None and fault.action != "delay":
         return _injected(fault, timeout)
@@ -137,7 +143,7 @@ async def _attempt(emu: Emulator, plan: Plan) -> Outcome:
             return _timed_out(timeout)
         await asyncio.sleep(delay)
         timeout -= delay
-    return await post(session(emu), plan, timeout)
+    return await post(session(emu), plan, timeout - waited, shown=timeout)
 
 
 def _injected(fault: Fault, timeout: float) -> Outcome:
@@ -152,9 +158,11 @@ def _timed_out(timeout: float) -> Outcome:
     return Outcome(0, f"Timed out: no response within {timeout:g} s", "timeout")
 
 
-async def post(client: aiohttp.ClientSession, plan: Plan, timeout: float) -> Outcome:
-    """One POST. Failures without an HTTP answer are recorded as status 0 with the reason as the
-    response text (the reference suggests an empty string; a reason is what a tester needs)."""
+async def post(client: aiohttp.ClientSession, plan: Plan, timeout: float,
+               shown: float | None = None) -> Outcome:
+    """One POST within `timeout` s (reported as `shown`: the attempt's whole budget). Failures without
+    an HTTP answer are recorded as status 0 with the reason as the response text (the reference
+    suggests an empty string; a reason is what a tester needs)."""
     import aiohttp
 
     try:
@@ -163,7 +171,7 @@ async def post(client: aiohttp.ClientSession, plan: Plan, timeout: float) -> Out
             raw = await reply.content.read(RESPONSE_LIMIT)
             return Outcome(reply.status, raw.decode("utf-8", "replace"))
     except TimeoutError:
-        return _timed_out(timeout)
+        return _timed_out(timeout if shown is None else shown)
     except aiohttp.ClientConnectorError as exc:
         return Outcome(0, f"Connection refused: {exc}", "refused")
     except (aiohttp.ClientError, ValueError, OSError) as exc:
@@ -198,7 +206,8 @@ async def _next_state(tx: Tx, message: Row, plan: Plan, outcome: Outcome) -> dic
         return {"status": "failed", "attempts": attempts, "next_attempt_at": None}
     delay = RETRY_DELAYS[attempts - 1] * book(tx.emu).retry_scale
     due = tx.now + timedelta(seconds=delay)
-    await schedule(tx, DELIVER_JOB, due, {"message_id": plan.message_id, "mode": "auto"})
+    await schedule(tx, DELIVER_JOB, due, {"message_id": plan.message_id, "mode": "auto",
+                                          "webhook_id": plan.webhook_id})
     return {"status": "attempting", "attempts": attempts, "next_attempt_at": to_db(due)}
 
 
@@ -218,7 +227,13 @@ def session(emu: Emulator) -> aiohttp.ClientSession:
 
 
 def install(emu: Emulator) -> None:
-    emu.jobs.handler(DELIVER_JOB, deliver)
+    emu.jobs.handler(DELIVER_JOB, deliver, lane=endpoint_lane)
+
+
+def endpoint_lane(job: Job) -> str:
+    """Deliveries to one endpoint share a lane (jobs from before lanes existed: one per message)."""
+    payload = job["payload"]
+    return str(payload.get("webhook_id") or payload["message_id"])
 
 
 async def stop(emu: Emulator) -> None:

@@ -255,7 +255,8 @@ async def list_attempts(tx: Tx, webhook_id: str, event_id: str, query: Any) -> d
 async def replay_event(tx: Tx, webhook_id: str, event_id: str) -> dict[str, Any]:
     """One extra delivery, now; the automatic retry schedule carries on untouched (reference §3.10)."""
     await get_message_row(tx, webhook_id, event_id)
-    await schedule(tx, DELIVER_JOB, tx.now, {"message_id": event_id, "mode": "replay"})
+    await schedule(tx, DELIVER_JOB, tx.now,
+                   {"message_id": event_id, "mode": "replay", "webhook_id": webhook_id})
     return {"object": "webhook_event", "id": event_id}
 
 

@@ -1,0 +1,48 @@
+"""The last line: an exception no handler expected becomes Resend's 500 `application_error`, and the
+connection stays open.
+
+Starlette's own last-resort middleware answers 500 and then re-raises, and uvicorn closes a
+keep-alive connection on any exception that reaches it (issue 11: after one 500 the client's
+connection was gone). Here the exception stops: logged once, answered once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from emulator.api.ops import error_response
+from emulator.core import errors
+from emulator.core.errors import ApiError
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[Any]]
+Send = Callable[[Any], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+log = logging.getLogger("emulator")
+
+
+class Barrier:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracked(message: Any) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except Exception as exc:
+            if started:  # half a response is out: only closing the connection can tell the client
+                raise
+            log.exception("unhandled error on %s %s", scope["method"], scope["path"], exc_info=exc)
+            await error_response(ApiError(errors.APPLICATION_ERROR))(scope, receive, send)
