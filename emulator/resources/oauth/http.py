@@ -3,7 +3,6 @@ shape), discovery metadata and JWKS, and the two API operations on grants (the O
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -12,6 +11,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from emulator.api.ops import ApiRequest, Op, emulator_of, json_response
+from emulator.core import jsontext
 from emulator.core.db import Tx
 from emulator.core.errors import ApiError
 from emulator.resources.oauth import authorize, clients, grants, keys, tokens
@@ -48,9 +48,9 @@ async def read_params(request: Request, form_allowed: bool = True) -> dict[str, 
         return _form(raw)
     if kind == "application/json" or (kind == "" and raw.strip().startswith(b"{")):
         try:
-            body = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            raise invalid_request("The request body is not valid JSON.") from None
+            body = jsontext.parse(raw)
+        except jsontext.BodyError as exc:
+            raise invalid_request(str(exc)) from None
         if not isinstance(body, dict):
             raise invalid_request("The request body must be a JSON object.")
         return body
