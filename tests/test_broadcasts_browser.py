@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -14,13 +13,10 @@ from playwright.sync_api import sync_playwright
 from emulator.testing import EmulatorServer
 from tests.conftest import AUTH, FROZEN_AT
 from tests.test_broadcasts_send import five_contacts
-from tests.ui_helpers import CHROMIUM, CHROMIUM_ARGS, running_server
+from tests.ui_helpers import BROWSER, CHROMIUM, CHROMIUM_ARGS, running_server
 from tests.webhooks_helpers import running_receiver, verifies_at
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed"),
-]
+pytestmark = BROWSER
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ email's script never runs in the UI's origin."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -13,12 +12,9 @@ from playwright.sync_api import expect, sync_playwright
 
 from emulator.testing import EmulatorServer
 from tests.conftest import AUTH
-from tests.ui_helpers import CHROMIUM, CHROMIUM_ARGS, Tracker, running_server
+from tests.ui_helpers import BROWSER, CHROMIUM, CHROMIUM_ARGS, Tracker, running_server
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed"),
-]
+pytestmark = BROWSER
 
 
 @pytest.fixture

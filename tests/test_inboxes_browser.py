@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -13,12 +12,9 @@ from playwright.sync_api import Page, expect, sync_playwright
 from emulator.testing import EmulatorServer
 from tests.conftest import AUTH
 from tests.inboxes_helpers import ADDRESS, DOMAIN, raw_mail
-from tests.ui_helpers import CHROMIUM, CHROMIUM_ARGS, running_server
+from tests.ui_helpers import BROWSER, CHROMIUM, CHROMIUM_ARGS, running_server
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed"),
-]
+pytestmark = BROWSER
 UI = "/_emulator/ui"
 HOSTILE = ('<p id="content">Refund please</p><img src=x onerror="parent.document.body.dataset.pwned=1">'
            '<script>parent.document.body.dataset.pwned=2</script>')

@@ -6,23 +6,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, expect, sync_playwright
+from playwright.sync_api import Browser, expect
 
 from emulator.testing import EmulatorServer
 from tests.conftest import AUTH
 from tests.oauth_helpers import VERIFIER, Client, authorize_params, redeem, register
-from tests.ui_helpers import CHROMIUM, CHROMIUM_ARGS, running_server
+from tests.ui_helpers import BROWSER, chromium, running_server
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed"),
-]
+pytestmark = BROWSER
 
 
 @pytest.fixture
@@ -70,10 +66,8 @@ def callback() -> Iterator[Callback]:
 
 @pytest.fixture
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with chromium() as launched:
         yield launched
-        launched.close()
 
 
 def start(server: EmulatorServer, callback: Callback, api: httpx.Client) -> tuple[Client, str]:

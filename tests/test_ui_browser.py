@@ -16,12 +16,9 @@ from playwright.sync_api import Browser, Page, Playwright, ViewportSize, expect,
 
 from emulator.testing import EmulatorServer
 from tests.conftest import AUTH
-from tests.ui_helpers import CHROMIUM, CHROMIUM_ARGS, Tracker, running_server
+from tests.ui_helpers import BROWSER, CHROMIUM, CHROMIUM_ARGS, Tracker, running_server
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed"),
-]
+pytestmark = BROWSER
 UI = "/_emulator/ui"
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="

@@ -7,20 +7,16 @@ The UI pages send `Referrer-Policy: no-referrer`, under which Chromium posts a s
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser
 
 from emulator.testing import EmulatorServer
 from tests.conftest import AUTH
-from tests.ui_helpers import CHROMIUM, CHROMIUM_ARGS, running_server
+from tests.ui_helpers import BROWSER, chromium, running_server
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed"),
-]
+pytestmark = BROWSER
 UI = "/_emulator/ui"
 
 
@@ -32,10 +28,8 @@ def server() -> Iterator[EmulatorServer]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with chromium() as launched:
         yield launched
-        launched.close()
 
 
 @pytest.fixture

@@ -6,20 +6,16 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, Playwright, ViewportSize, expect, sync_playwright
+from playwright.sync_api import Browser, Page, ViewportSize, expect
 
 from emulator.testing import EmulatorServer
 from tests.conftest import AUTH
-from tests.ui_helpers import CHROMIUM, CHROMIUM_ARGS, running_server
+from tests.ui_helpers import BROWSER, chromium, running_server
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed"),
-]
+pytestmark = BROWSER
 UI = "/_emulator/ui"
 DESKTOP: ViewportSize = {"width": 1280, "height": 800}
 PHONE: ViewportSize = {"width": 390, "height": 844}
@@ -38,11 +34,8 @@ def server() -> Iterator[EmulatorServer]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    driver: Playwright
-    with sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with chromium() as launched:
         yield launched
-        launched.close()
 
 
 @pytest.fixture

@@ -6,7 +6,11 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, sync_playwright
 
 from emulator.testing import EmulatorServer
 from tests.conftest import make_settings
@@ -14,6 +18,22 @@ from tests.conftest import make_settings
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+# Every browser test module: `pytestmark = BROWSER`.
+BROWSER = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed"),
+]
+
+
+@contextmanager
+def chromium() -> Iterator[Browser]:
+    """Debian's Chromium driven by Playwright (its own browser downloads cannot run here)."""
+    with sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
 
 
 @contextmanager
