@@ -11,13 +11,16 @@ ceiling. aiosqlite still opens and closes the connection and runs snapshot backu
 still batches its work into as few calls ("trips") as it can. Writes that need no answer (`insert`, `update`,
 `many`, `queue`) wait in the transaction and travel with the next read or with the commit; `BEGIN` rides
 along with the first trip that writes. A send that reads nothing costs one trip in all, and a
-transaction that only reads costs one trip per read.
+transaction that only reads costs one trip per read. Writes deferred past the transaction (request
+logs, `last_used_at`: `Database.defer`) wait for a later commit, in batches (DEFER_ROWS), and any read
+takes them in first; closing the database writes what is left.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager, nullcontext
 from datetime import datetime
@@ -33,6 +36,12 @@ Row = dict[str, Any]
 Params = Sequence[Any] | dict[str, Any]
 # (sql, params, many): one statement, or one statement over many parameter rows.
 Write = tuple[str, Any, bool]
+# Deferred writes (request logs, `last_used_at`) ride with a writing commit only once this many wait or
+# the oldest has waited this long (wall-clock seconds); any read brings them in first, so no read ever
+# misses one. Per send that saves the log row, its id index and the key's row from each commit: 3 of
+# ~13 pages a send writes to a database file's WAL.
+DEFER_ROWS = 64
+DEFER_SECONDS = 0.2
 
 
 
@@ -82,6 +91,7 @@ class Database:
         self._conn: aiosqlite.Connection | None = None
         self._deferred: list[Write] = []
         self._latest: dict[Any, Write] = {}
+        self._deferred_since: float | None = None
 
     @property
     def conn(self) -> aiosqlite.Connection:
@@ -114,6 +124,15 @@ class Database:
         self.tables = [name for name in names if name not in _KEEP_ON_RESET]
 
     async def close(self) -> None:
+        if self._conn is not None and self.has_deferred:
+            writes = self.take_deferred()
+
+            def flush(raw: sqlite3.Connection) -> None:
+                raw.execute("BEGIN IMMEDIATE")
+                _apply(raw, writes)
+                raw.execute("COMMIT")
+
+            await self.call(flush)
         if self._conn is not None:
             await self._conn.close()
             self._conn = None
@@ -121,6 +140,8 @@ class Database:
     def defer(self, sql: str, params: Params, latest: Any = None) -> None:
         """Queue a write that may wait for the next commit (request logs, `last_used_at`). Writes
         given the same `latest` key replace each other: only the newest is made."""
+        if self._deferred_since is None:
+            self._deferred_since = time.monotonic()
         if latest is None:
             self._deferred.append((sql, params, False))
         else:
@@ -130,13 +151,22 @@ class Database:
     def has_deferred(self) -> bool:
         return bool(self._deferred or self._latest)
 
+    @property
+    def deferred_due(self) -> bool:
+        """Whether the deferred writes should ride with the next commit (see DEFER_ROWS)."""
+        since = self._deferred_since
+        return since is not None and (len(self._deferred) >= DEFER_ROWS
+                                      or time.monotonic() - since >= DEFER_SECONDS)
+
     def take_deferred(self) -> list[Write]:
         taken = [*self._deferred, *self._latest.values()]
-        self._deferred, self._latest = [], {}
+        self._deferred, self._latest, self._deferred_since = [], {}, None
         return taken
 
     def restore_deferred(self, writes: list[Write]) -> None:
-        self._deferred[:0] = writes
+        if writes:
+            self._deferred[:0] = writes
+            self._deferred_since = self._deferred_since or time.monotonic()
 
     async def wipe(self) -> None:
         """Empty every table but `meta` (caller holds the lock)."""
@@ -163,6 +193,7 @@ class Database:
                 except BaseException:
                     if tx.begun:
                         await self.call(lambda raw: raw.execute("ROLLBACK"))
+                    self.restore_deferred(tx.taken_deferred)
                     raise
                 if emu.ids.counter != start_counter:
                     tx.queue("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
@@ -180,6 +211,7 @@ class _TxState:
         self.trips = 0
         self.pending: list[Write] = []
         self.callbacks: list[Callable[[], None]] = []
+        self.taken_deferred: list[Write] = []  # given back to the database if this rolls back
 
 
 class Tx:
@@ -206,6 +238,10 @@ class Tx:
         return self._state.callbacks
 
     @property
+    def taken_deferred(self) -> list[Write]:
+        return self._state.taken_deferred
+
+    @property
     def account(self) -> str:
         assert self._account is not None, "this transaction is not scoped to an account"
         return self._account
@@ -225,9 +261,11 @@ class Tx:
         self._state.pending.append((sql, params, False))
 
     def include_deferred(self) -> None:
-        """Bring the writes deferred to the next commit (request logs) into this transaction now, so
-        its reads see them."""
-        self._state.pending.extend(self.db.take_deferred())
+        """Bring the writes deferred to a later commit (request logs) into this transaction now, so
+        its reads see them. Every read does this itself (see `_trip`)."""
+        taken = self.db.take_deferred()
+        self._state.taken_deferred += taken
+        self._state.pending[:0] = taken
 
     def mark(self) -> tuple[int, int]:
         """A point to undo queued writes back to (see `unqueue`), valid while nothing is sent."""
@@ -242,7 +280,10 @@ class Tx:
         end = None if count is None else mark[0] + count
         del self._state.pending[mark[0]:end]
 
-    async def _trip(self, then: Callable[[sqlite3.Connection], Any], writes_now: bool = False) -> Any:
+    async def _trip(self, then: Callable[[sqlite3.Connection], Any], writes_now: bool = False,
+                    reads: bool = True) -> Any:
+        if reads and self.db.has_deferred:
+            self.include_deferred()
         state = self._state
         state.trips += 1
         writes, state.pending = state.pending, []
@@ -261,17 +302,19 @@ class Tx:
         return await self.db.call(work)
 
     async def commit(self) -> None:
-        if not self.begun and not self._state.pending and not self.db.has_deferred:
+        writes = self.begun or bool(self._state.pending)
+        if not writes and not self.db.has_deferred:
             return
-        deferred = self.db.take_deferred()
+        # A transaction that writes nothing of its own commits only to write what was deferred.
+        deferred = self.db.take_deferred() if self.db.deferred_due or not writes else []
         try:
             def finish(raw: sqlite3.Connection) -> None:
                 _apply(raw, deferred)
                 raw.execute("COMMIT")
 
-            await self._trip(finish, writes_now=True)
+            await self._trip(finish, writes_now=True, reads=False)
         except BaseException:
-            self.db.restore_deferred(deferred)
+            self.db.restore_deferred([*self.taken_deferred, *deferred])
             await self.db.call(lambda raw: raw.in_transaction and raw.execute("ROLLBACK"))
             raise
 
