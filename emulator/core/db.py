@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 import aiosqlite
 
+from emulator.core.checkpoint import SAFETY_PAGES, Checkpointer
 from emulator.core.clock import Clock, to_db
 from emulator.core.config import DEFAULT_ACCOUNT, Settings
 from emulator.core.ids import IdFactory
@@ -92,6 +93,7 @@ class Database:
         self._deferred: list[Write] = []
         self._latest: dict[Any, Write] = {}
         self._deferred_since: float | None = None
+        self.checkpointer: Checkpointer | None = None  # for a database file (core/checkpoint.py)
 
     @property
     def conn(self) -> aiosqlite.Connection:
@@ -107,6 +109,9 @@ class Database:
                                                check_same_thread=False)
         self._conn.row_factory = _dict_row  # type: ignore[assignment]
         statements = ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", *KERNEL_TABLES, *ddl]
+        if self.path not in ("", ":memory:") and not self.path.startswith("file:"):
+            self.checkpointer = Checkpointer(self.path)
+            statements.insert(0, f"PRAGMA wal_autocheckpoint={SAFETY_PAGES}")
 
         def create(raw: sqlite3.Connection) -> list[str]:
             for statement in statements:
@@ -133,6 +138,9 @@ class Database:
                 raw.execute("COMMIT")
 
             await self.call(flush)
+        if self.checkpointer is not None:
+            await self.checkpointer.close()
+            self.checkpointer = None
         if self._conn is not None:
             await self._conn.close()
             self._conn = None
@@ -313,6 +321,8 @@ class Tx:
                 raw.execute("COMMIT")
 
             await self._trip(finish, writes_now=True, reads=False)
+            if self.db.checkpointer is not None:
+                self.db.checkpointer.committed()
         except BaseException:
             self.db.restore_deferred([*self.taken_deferred, *deferred])
             await self.db.call(lambda raw: raw.in_transaction and raw.execute("ROLLBACK"))
