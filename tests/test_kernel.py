@@ -127,6 +127,25 @@ def test_concurrent_requests_never_interleave_inside_a_transaction(client: TestC
     assert client.portal.call(run_all) == 21  # type: ignore[union-attr]
 
 
+def test_back_to_back_transactions_let_other_tasks_run(client: TestClient) -> None:
+    """Statements run on the loop's thread without suspending; each transaction still yields first,
+    so one task's burst of transactions (events, a broadcast) does not starve the others."""
+    emu = client.app.state.emu  # type: ignore[attr-defined]
+    order: list[str] = []
+
+    async def burst(name: str) -> None:
+        for _ in range(5):
+            async with emu.transaction("default") as tx:
+                await tx.one("SELECT 1")
+                order.append(name)
+
+    async def both() -> None:
+        await asyncio.gather(burst("a"), burst("b"))
+
+    client.portal.call(both)  # type: ignore[union-attr]
+    assert order == ["a", "b"] * 5
+
+
 def test_a_failed_request_writes_nothing(client: TestClient) -> None:
     emu = client.app.state.emu  # type: ignore[attr-defined]
 

@@ -192,6 +192,10 @@ class Database:
     @asynccontextmanager
     async def transaction(self, emu: Host, account: str | None) -> AsyncIterator[Tx]:
         isolated = emu.settings.isolate_keys and account not in (None, DEFAULT_ACCOUNT)
+        # Statements no longer suspend the caller (see `call`), so a task running transactions back to
+        # back (a burst of events, a broadcast) would starve every other task, webhook deliveries
+        # included, until it ends: each transaction first lets the tasks that are ready run a step.
+        await asyncio.sleep(0)
         async with self.lock:
             tx = Tx(emu, self, account, emu.clock.now())
             with emu.ids.account_scope(account) if isolated and account else nullcontext():
