@@ -30,7 +30,7 @@ def _timed(count: int, action: Callable[[], object]) -> float:
 
 def _client() -> TestClient:
     settings = Settings(api_keys=[KEY], clock="frozen", clock_start=datetime(2026, 5, 14, 9, tzinfo=UTC),
-                        smtp=False, quiet=True)
+                        smtp=False, quiet=True, allowed_hosts=["testserver"])
     return TestClient(create_app(settings), headers={"Authorization": f"Bearer {KEY}"})
 
 

@@ -63,7 +63,7 @@ def _deep_url(client: TestClient, pages: int) -> str:
 
 
 def main() -> None:
-    settings = Settings(api_keys=[KEY], clock="frozen", smtp=False)
+    settings = Settings(api_keys=[KEY], clock="frozen", smtp=False, allowed_hosts=["testserver"])
     with TestClient(create_app(settings), headers={"Authorization": f"Bearer {KEY}"}) as client:
         response = client.post("/emails", json={"from": "a@resend.dev", "to": ["delivered@resend.dev"],
                                                 "subject": "seed", "text": "x", "tags": [{"name": "plan",

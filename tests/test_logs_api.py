@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 import pytest
@@ -107,3 +108,27 @@ def test_the_list_is_always_paginated_twenty_by_default(client: TestClient) -> N
         client.get("/domains")
     listed = client.get("/logs").json()
     assert (len(listed["data"]), listed["has_more"]) == (20, True)
+
+
+def test_logs_waiting_for_a_later_commit_are_read_and_survive_a_restart(tmp_path: Any,
+                                                                        monkeypatch: Any) -> None:
+    """Log rows ride with later commits in batches (core/db.py DEFER_ROWS): every read sees them at
+    once, and stopping the emulator writes what still waits."""
+    from tests.conftest import api_client
+
+    monkeypatch.setattr("emulator.core.db.DEFER_SECONDS", 60.0)  # a slow machine must not flush early
+    path = str(tmp_path / "state.db")
+    with api_client(make_settings(db=path)) as first:
+        ids = [first.post("/emails", json=MAIL).json()["id"] for _ in range(3)]
+        with sqlite3.connect(path) as raw:  # another reader: the batch is not written yet
+            assert raw.execute("SELECT count(*) FROM request_logs").fetchone() == (0,)
+        listed = first.get("/logs").json()["data"]
+        assert [item["response_status"] for item in listed] == [200, 200, 200]
+        first.post("/emails", json=MAIL)
+    with sqlite3.connect(path) as raw:
+        assert raw.execute("SELECT count(*) FROM request_logs").fetchone() == (5,)
+        assert raw.execute("SELECT count(*) FROM emails").fetchone() == (4,)
+    with api_client(make_settings(db=path)) as second:
+        endpoints = [(item["method"], item["endpoint"]) for item in second.get("/logs").json()["data"]]
+        assert endpoints == [("POST", "/emails"), ("GET", "/logs"), *[("POST", "/emails")] * 3]
+        assert second.get(f"/emails/{ids[0]}").status_code == 200

@@ -31,7 +31,7 @@ from emulator.api.ops import emulator_of, json_response
 from emulator.control.base import PREFIX
 from emulator.control.downloads import eml_response, file_response
 from emulator.control.search import STATUSES as STATUSES  # re-exported: the last_event values
-from emulator.control.search import parse_search, tag_clause
+from emulator.control.search import index_new_mail, parse_search, tag_clause
 from emulator.core import errors
 from emulator.core.clock import from_db, iso_z
 from emulator.core.errors import ApiError, invalid, not_found
@@ -236,6 +236,8 @@ async def _newest_match(emu: Emulator, outbox_filter: OutboxFilter,
         where += f" AND id IN ({', '.join('?' for _ in among)})"
         params = [*params, *among]
     async with emu.transaction() as tx:
+        if outbox_filter.search:
+            index_new_mail(tx)
         return await tx.one(f"SELECT * FROM emails WHERE {where} ORDER BY seq DESC LIMIT 1",
                             params)
 
@@ -244,9 +246,12 @@ async def _newest_match(emu: Emulator, outbox_filter: OutboxFilter,
 
 async def list_outbox(request: Request) -> Response:
     emu = emulator_of(request)
-    where, params = parse_filter(emu, request.query_params).where()
+    outbox_filter = parse_filter(emu, request.query_params)
+    where, params = outbox_filter.where()
     page = parse_page(request.query_params, optional_limit=False)
     async with emu.transaction() as tx:
+        if outbox_filter.search:
+            index_new_mail(tx)
         rows, has_more = await fetch_page(tx, "emails", page, where, params, columns=LIST_COLUMNS)
     return json_response(list_body([summary(row) for row in rows], has_more))
 

@@ -145,35 +145,38 @@ def _decoded_text(part: Message) -> str:
     return text.replace("\r\n", "\n")
 
 
-def _is_attachment(part: Message) -> bool:
+def _is_attachment(part: Message, content_type: str) -> bool:
     disposition = (part.get_content_disposition() or "").lower()
     if disposition == "attachment":
         return True
-    if part.get_content_maintype() == "text" and not part.get_filename():
+    text = content_type.startswith("text/")
+    if text and not part.get_filename():
         return False
-    return disposition == "inline" or bool(part.get("content-id")) or part.get_content_maintype() != "text"
+    return disposition == "inline" or bool(part.get("content-id")) or not text
 
 
-def _attachment(part: Message) -> Part:
+def _attachment(part: Message, content_type: str) -> Part:
     content_id = part.get("content-id")
     cid = clean(str(content_id)).strip().strip("<>") if content_id else None
     disposition = (part.get_content_disposition() or "").lower()
     if disposition not in ("attachment", "inline"):
         disposition = "inline" if cid else "attachment"
     filename = part.get_filename()
-    return Part(_payload(part), decode(filename) if filename else None, part.get_content_type(),
+    return Part(_payload(part), decode(filename) if filename else None, content_type,
                 cid or None, disposition)
 
 
-def _leaves(part: Message) -> Iterable[Message]:
-    """Leaf parts in order; an attached message (message/rfc822) is one leaf, not walked into."""
+def _leaves(part: Message) -> Iterable[tuple[Message, str]]:
+    """Leaf parts in order, each with its content type (asked once: the stdlib re-parses the header
+    at every call); an attached message (message/rfc822) is one leaf, not walked into."""
     payload = part.get_payload()
-    if part.get_content_type() != "message/rfc822" and part.is_multipart() and isinstance(payload, list):
+    content_type = part.get_content_type()
+    if content_type != "message/rfc822" and part.is_multipart() and isinstance(payload, list):
         for sub in payload:
             if isinstance(sub, Message):
                 yield from _leaves(sub)
     else:
-        yield part
+        yield part, content_type
 
 
 def parse(raw: bytes) -> Parsed:
@@ -193,14 +196,14 @@ def _parse(message: Message) -> Parsed:
     text: str | None = None
     html: str | None = None
     attachments: list[Part] = []
-    for part in _leaves(message):
-        if part.get_content_maintype() == "multipart":  # a multipart without a usable boundary
+    for part, content_type in _leaves(message):
+        if content_type.startswith("multipart/"):  # a multipart without a usable boundary
             text = _decoded_text(part) if text is None else text
-        elif _is_attachment(part):
-            attachments.append(_attachment(part))
-        elif part.get_content_type() == "text/html" and html is None:
+        elif _is_attachment(part, content_type):
+            attachments.append(_attachment(part, content_type))
+        elif content_type == "text/html" and html is None:
             html = _decoded_text(part)
-        elif part.get_content_type() == "text/plain" and text is None:
+        elif content_type == "text/plain" and text is None:
             text = _decoded_text(part)
     return Parsed(
         from_=next(iter(_addresses(message, "from")), None), to=_addresses(message, "to"),

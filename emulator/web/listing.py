@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from emulator.control.outbox import STATUSES, OutboxFilter
+from emulator.control.search import index_new_mail
 from emulator.web.render import UI
 
 if TYPE_CHECKING:
@@ -120,6 +121,8 @@ def _columns(box: Box) -> str:
 
 async def _fetch(tx: Tx, box: Box, filters: Filters) -> tuple[list[Row], bool]:
     clauses, params = _where(box, filters, tx.account)
+    if box.has_status and filters.q:
+        index_new_mail(tx)
     order = "DESC"
     if filters.newer_than is not None:
         clauses.append("seq > ?")
