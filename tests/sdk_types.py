@@ -9,6 +9,8 @@ from typing import Any
 
 from typing_extensions import is_typeddict
 
+from tests.templates_helpers import plain
+
 # The SDK adds `http_headers` to every dict response client-side; it is never on the wire.
 CLIENT_SIDE = {"http_headers"}
 
@@ -64,3 +66,14 @@ def declared(sdk_type: Any, body: Any) -> Any:
     found = problems(sdk_type, body, sdk_type.__name__)
     assert not found, found
     return body
+
+
+def keys_declared(sdk_type: Any, body: Any, *, but: frozenset[str] = frozenset(),
+                  every_key: bool = False) -> Any:
+    """`body` as the wire body, after checking it has every required key of `sdk_type` (with `every_key`,
+    every key it declares; `but`: keys a [rec] fact says the real service does not send). Shallow: for
+    the whole tree use `declared`."""
+    expected = set(sdk_type.__annotations__ if every_key else sdk_type.__required_keys__)
+    missing = expected - CLIENT_SIDE - but - set(body)
+    assert not missing, (sdk_type.__name__, missing)
+    return plain(body)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 import pytest
@@ -16,7 +15,8 @@ from resend.broadcasts._broadcasts import Broadcasts
 from resend.exceptions import ResendError
 
 from emulator.testing import EmulatorServer
-from tests.templates_helpers import plain, sdk_against
+from tests.sdk_types import keys_declared as declared
+from tests.templates_helpers import sdk_against
 
 
 @pytest.fixture
@@ -25,11 +25,6 @@ def emulator(live_server: EmulatorServer) -> Iterator[EmulatorServer]:
     with sdk_against(live_server.url):
         yield live_server
 
-
-def declared(sdk_type: Any, body: Any, *, but: frozenset[str] = frozenset()) -> Any:
-    missing = set(sdk_type.__required_keys__) - {"http_headers"} - but - set(body)
-    assert not missing, (sdk_type.__name__, missing)
-    return plain(body)
 
 
 def audience(server: EmulatorServer) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 import pytest
@@ -26,6 +25,7 @@ from resend.topics._topics import Topics
 
 from emulator.testing import EmulatorServer
 from tests.contacts_helpers import T0, T0_MS
+from tests.sdk_types import keys_declared as declared
 from tests.templates_helpers import plain, sdk_against
 
 
@@ -40,13 +40,6 @@ def advance(server: EmulatorServer, seconds: float) -> None:
     assert httpx.post(f"{server.url}/_emulator/clock/advance", json={"seconds": seconds}).status_code == 200
     assert httpx.post(f"{server.url}/_emulator/flush").status_code == 200
 
-
-def declared(sdk_type: Any, body: Any, *, but: frozenset[str] = frozenset()) -> Any:
-    """`body` without the SDK's client-side headers, after checking it has every required key of the type
-    (`but`: keys a [rec] fact of contacts.md says the real service does not send)."""
-    missing = set(sdk_type.__required_keys__) - {"http_headers"} - but - set(body)
-    assert not missing, (sdk_type.__name__, missing)
-    return plain(body)
 
 
 def test_contacts_methods(emulator: EmulatorServer) -> None:

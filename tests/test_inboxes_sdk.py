@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 import pytest
@@ -29,7 +28,8 @@ from resend.inboxes import (
 from emulator.testing import EmulatorServer
 from tests.conftest import AUTH
 from tests.inboxes_helpers import ADDRESS, DOMAIN, raw_mail
-from tests.templates_helpers import plain, sdk_against
+from tests.sdk_types import keys_declared as declared
+from tests.templates_helpers import sdk_against
 
 Inboxes = resend.Inboxes
 
@@ -42,11 +42,6 @@ def emulator(live_server: EmulatorServer) -> Iterator[httpx.Client]:
         assert created.status_code == 201, created.text
         yield http
 
-
-def declared(sdk_type: Any, body: Any) -> Any:
-    missing = set(sdk_type.__required_keys__) - {"http_headers"} - set(body)
-    assert not missing, (sdk_type.__name__, missing)
-    return plain(body)
 
 
 def inject(http: httpx.Client, raw: bytes) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 import resend
@@ -15,7 +14,8 @@ from resend.suppressions._suppression import Suppression, SuppressionListItem
 from resend.suppressions._suppressions import Suppressions
 
 from emulator.testing import EmulatorServer
-from tests.templates_helpers import plain, sdk_against
+from tests.sdk_types import keys_declared as declared
+from tests.templates_helpers import sdk_against
 
 
 @pytest.fixture
@@ -24,11 +24,6 @@ def emulator(live_server: EmulatorServer) -> Iterator[EmulatorServer]:
     with sdk_against(live_server.url):
         yield live_server
 
-
-def declared(sdk_type: Any, body: Any) -> Any:
-    missing = set(sdk_type.__required_keys__) - {"http_headers"} - set(body)
-    assert not missing, (sdk_type.__name__, missing)
-    return plain(body)
 
 
 def test_suppressions_methods(emulator: EmulatorServer) -> None:
