@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import httpx
 import pytest
@@ -15,6 +16,9 @@ from starlette.testclient import TestClient
 from emulator.app import create_app
 from emulator.core.config import Settings
 from emulator.testing import EmulatorServer
+
+if TYPE_CHECKING:
+    from tests.webhooks_helpers import Receiver
 
 KEY = "re_test_123"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -94,3 +98,12 @@ def live_server() -> Iterator[EmulatorServer]:
     """A real server (uvicorn in a thread, 127.0.0.1, port 0) shared by a module; reset it per test."""
     with EmulatorServer(make_settings(port=0)) as server:
         yield server
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    """A real local HTTP server that records the signed webhooks it receives."""
+    from tests.webhooks_helpers import running_receiver  # svix and friends load only where used
+
+    with running_receiver() as found:
+        yield found

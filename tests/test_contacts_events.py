@@ -11,18 +11,13 @@ from starlette.testclient import TestClient
 from emulator.app import create_app
 from tests.conftest import AUTH, make_settings
 from tests.contacts_helpers import contact, segment, topic
-from tests.webhooks_helpers import Receiver, create_hook, running_receiver, verify_all
+from tests.webhooks_helpers import Receiver, create_hook, verify_all
 
 CONTACT_EVENTS = ["contact.created", "contact.updated", "contact.deleted", "contact.topics.updated"]
 TOPIC_EVENTS = ["topic.created", "topic.updated", "topic.deleted"]
 START = datetime.now(UTC).replace(microsecond=0)
 ISO = START.strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with running_receiver() as found:
-        yield found
 
 
 @pytest.fixture

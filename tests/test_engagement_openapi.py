@@ -4,15 +4,13 @@ schema in Resend's OpenAPI document (a test oracle); so does the metrics answer 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from urllib.parse import urlsplit
 
-import pytest
 from starlette.testclient import TestClient
 
 from tests.emails_helpers import advance, send
 from tests.openapi_oracle import check
-from tests.webhooks_helpers import Receiver, create_hook, running_receiver
+from tests.webhooks_helpers import Receiver, create_hook
 
 SCHEMAS = {
     "email.sent": "EmailSentEvent", "email.delivered": "EmailDeliveredEvent",
@@ -23,11 +21,6 @@ SCHEMAS = {
 }
 HTML = '<p>Hi</p><a href="https://acme.dev/pricing">Pricing</a>'
 
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with running_receiver() as found:
-        yield found
 
 
 def follow(client: TestClient, html: str, pattern: str) -> None:

@@ -14,13 +14,7 @@ from emulator.app import create_app
 from emulator.resources.webhooks.catalogue import INBOX_EVENTS
 from tests.conftest import AUTH, make_settings
 from tests.inboxes_helpers import ADDRESS, create_inbox, inject, raw_mail, receiving_domain
-from tests.webhooks_helpers import Receiver, create_hook, running_receiver, verify_all
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with running_receiver() as found:
-        yield found
+from tests.webhooks_helpers import Receiver, create_hook, verify_all
 
 
 @pytest.fixture

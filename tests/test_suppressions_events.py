@@ -12,16 +12,11 @@ from starlette.testclient import TestClient
 from emulator.app import create_app
 from tests.conftest import AUTH, make_settings
 from tests.emails_helpers import send
-from tests.webhooks_helpers import Receiver, create_hook, running_receiver, verify_all
+from tests.webhooks_helpers import Receiver, create_hook, verify_all
 
 START = datetime.now(UTC).replace(microsecond=0)
 STAMP = START.strftime("%Y-%m-%d %H:%M:%S.000+00")
 
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with running_receiver() as found:
-        yield found
 
 
 @pytest.fixture

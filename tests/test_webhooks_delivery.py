@@ -17,15 +17,8 @@ from tests.webhooks_helpers import (
     Receiver,
     advance,
     create_hook,
-    running_receiver,
     verify_all,
 )
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with running_receiver() as found:
-        yield found
 
 
 @pytest.fixture

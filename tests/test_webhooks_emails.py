@@ -11,16 +11,11 @@ from starlette.testclient import TestClient
 
 from emulator.app import create_app
 from tests.conftest import AUTH, make_settings
-from tests.webhooks_helpers import Receiver, advance, create_hook, running_receiver, verify_all
+from tests.webhooks_helpers import Receiver, advance, create_hook, verify_all
 
 OUTBOUND_KEYS = {"email_id", "created_at", "from", "to", "subject"}
 BOUNCE_KEYS = {"diagnosticCode", "message", "subType", "type"}
 
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with running_receiver() as found:
-        yield found
 
 
 @pytest.fixture

@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
 from starlette.testclient import TestClient
 
 from emulator.app import all_ops
 from tests.openapi_oracle import check, spec_operations
-from tests.webhooks_helpers import Receiver, advance, create_hook, running_receiver
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with running_receiver() as found:
-        yield found
+from tests.webhooks_helpers import Receiver, advance, create_hook
 
 
 def test_every_webhooks_operation_of_the_spec_is_routed() -> None:

@@ -11,7 +11,7 @@ import pytest
 import resend
 
 from tests.conftest import running_cli
-from tests.webhooks_helpers import Receiver, running_receiver, verify_resend
+from tests.webhooks_helpers import Receiver, verify_resend
 
 
 @pytest.fixture(scope="module")
@@ -28,11 +28,6 @@ def sdk(server_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     monkeypatch.setattr(resend, "api_key", "re_test_123")
     yield server_url
 
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with running_receiver() as found:
-        yield found
 
 
 def test_webhook_methods_and_verify(sdk: str, receiver: Receiver) -> None:

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
-import pytest
 import standardwebhooks
 from starlette.testclient import TestClient
 
 from emulator.resources.webhooks.delivery import sign, signature_header
 from tests.conftest import FROZEN_AT
-from tests.webhooks_helpers import Receiver, advance, create_hook, running_receiver, verifies_at
+from tests.webhooks_helpers import Receiver, advance, create_hook, verifies_at
 
 BODY = (
     b'{"type":"email.delivered","created_at":"2026-01-01T00:00:00.000Z","data":{"email_id":'
@@ -40,11 +38,6 @@ def test_worked_example_matches_standardwebhooks_signer() -> None:
     at = datetime.fromtimestamp(1767225600, UTC)
     assert standardwebhooks.Webhook(OLD).sign(MSG, at, BODY.decode()) == sign(OLD, MSG, 1767225600, BODY)
 
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with running_receiver() as found:
-        yield found
 
 
 def _deliver_one(client: TestClient, receiver: Receiver, name: str) -> None:
