@@ -166,36 +166,33 @@ async def require_inbox(tx: Tx, id_or_address: str) -> Row:
     return row
 
 
-async def require_thread(tx: Tx, inbox: Row, thread_id: str) -> Row:
-    row = await tx.one("SELECT * FROM inbox_threads WHERE inbox_id = ? AND id = ?",
-                       (inbox["id"], check_uuid(thread_id, "thread_id")))
+async def _child(tx: Tx, table: str, parent: str, parent_id: str, child_id: str, field: str,
+                 absent: ApiError) -> Row:
+    """A row of `table` by its id (checked as the UUID `field`) under its parent, or `absent`."""
+    row = await tx.one(f"SELECT * FROM {table} WHERE {parent} = ? AND id = ?",
+                       (parent_id, check_uuid(child_id, field)))
     if row is None:
-        raise missing("Thread")
+        raise absent
     return row
+
+
+async def require_thread(tx: Tx, inbox: Row, thread_id: str) -> Row:
+    return await _child(tx, "inbox_threads", "inbox_id", inbox["id"], thread_id, "thread_id",
+                        missing("Thread"))
 
 
 async def require_message(tx: Tx, thread: Row, email_id: str) -> Row:
-    row = await tx.one("SELECT * FROM inbox_messages WHERE thread_id = ? AND id = ?",
-                       (thread["id"], check_uuid(email_id, "email_id")))
-    if row is None:
-        raise missing("Email")
-    return row
+    return await _child(tx, "inbox_messages", "thread_id", thread["id"], email_id, "email_id",
+                        missing("Email"))
 
 
 async def require_label(tx: Tx, inbox: Row, label_id: str) -> Row:
-    row = await tx.one("SELECT * FROM inbox_labels WHERE inbox_id = ? AND id = ?",
-                       (inbox["id"], check_uuid(label_id, "label_id")))
-    if row is None:
-        raise ApiError(errors.NOT_FOUND, f'Label "{label_id}" not found.')
-    return row
+    absent = ApiError(errors.NOT_FOUND, f'Label "{label_id}" not found.')
+    return await _child(tx, "inbox_labels", "inbox_id", inbox["id"], label_id, "label_id", absent)
 
 
 async def require_draft(tx: Tx, inbox: Row, draft_id: str) -> Row:
-    row = await tx.one("SELECT * FROM inbox_drafts WHERE inbox_id = ? AND id = ?",
-                       (inbox["id"], check_uuid(draft_id, "draft_id")))
-    if row is None:
-        raise missing("Draft")
-    return row
+    return await _child(tx, "inbox_drafts", "inbox_id", inbox["id"], draft_id, "draft_id", missing("Draft"))
 
 
 async def next_tick(tx: Tx, table: str, inbox_id: str) -> int:
