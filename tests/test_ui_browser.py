@@ -12,11 +12,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, Playwright, ViewportSize, expect, sync_playwright
+from playwright.sync_api import Browser, Page, ViewportSize, expect
 
 from emulator.testing import EmulatorServer
 from tests.conftest import AUTH
-from tests.ui_helpers import BROWSER, CHROMIUM, CHROMIUM_ARGS, Tracker, running_server
+from tests.ui_helpers import BROWSER, Tracker, chromium, running_server
 
 pytestmark = BROWSER
 UI = "/_emulator/ui"
@@ -34,16 +34,9 @@ def server() -> Iterator[EmulatorServer]:
 
 
 @pytest.fixture(scope="module")
-def playwright() -> Iterator[Playwright]:
-    with sync_playwright() as driver:
-        yield driver
-
-
-@pytest.fixture(scope="module")
-def browser(playwright: Playwright) -> Iterator[Browser]:
-    launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-    yield launched
-    launched.close()
+def browser() -> Iterator[Browser]:
+    with chromium() as launched:
+        yield launched
 
 
 @pytest.fixture
@@ -358,3 +351,25 @@ def test_screenshots(browser: Browser, server: EmulatorServer, api: httpx.Client
         page.screenshot(path=str(screenshots / f"message-{name}.png"))
     finally:
         context.close()
+
+
+# The UI pages send `Referrer-Policy: no-referrer`, under which Chromium posts a same-origin form with
+# `Origin: null`: the guard (issue 11) must tell it from a cross-site post by `Sec-Fetch-Site`.
+def test_cancel_button_cancels_a_scheduled_email(page: Page, api: httpx.Client,
+                                                 server: EmulatorServer) -> None:
+    sent = api.post("/emails", json={"from": "a@acme.dev", "to": ["b@example.org"], "subject": "Later",
+                                     "html": "<p>later</p>", "scheduled_at": "in 1 hour"}).json()
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.goto(f"{server.url}{UI}/")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Cancel", exact=True).first.click()
+    assert api.get(f"/emails/{sent['id']}").json()["last_event"] == "canceled"
+
+
+def test_reset_button_empties_the_outbox(page: Page, api: httpx.Client, server: EmulatorServer) -> None:
+    api.post("/emails", json={"from": "a@acme.dev", "to": ["b@example.org"], "subject": "Hi", "html": "x"})
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.goto(f"{server.url}{UI}/")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Delete all").first.click()
+    assert api.get("/emails").json()["data"] == []
