@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 
+from emulator.smtp.server import certificate_pem
 from emulator.smtp.tls import client_context
 from emulator.testing import EmulatorServer
 from tests.conftest import AUTH, KEY, make_settings
@@ -36,7 +37,7 @@ class LiveEmulator(EmulatorServer):
 
     @property
     def tls(self) -> ssl.SSLContext:
-        return client_context(self.emu.state["tls_cert_pem"])
+        return client_context(certificate_pem(self.emu))
 
     def starttls(self, key: str | None = KEY) -> smtplib.SMTP:
         """A STARTTLS session that verifies the self-signed certificate, logged in when `key` is set."""

@@ -8,13 +8,13 @@ from starlette.routing import Route
 
 from emulator.api.ops import emulator_of, json_response
 from emulator.control.base import PREFIX
-from emulator.smtp.server import MAX_MESSAGE_BYTES, USERNAME
+from emulator.smtp.server import MAX_MESSAGE_BYTES, USERNAME, certificate_pem
 
 
 async def connection_info(request: Request) -> Response:
     """Where and how to connect, with the certificate to trust (clients in any language, CI scripts)."""
     emu = emulator_of(request)
-    pem: bytes | None = emu.state.get("tls_cert_pem")
+    pem = certificate_pem(emu)
     return json_response({
         "enabled": bool(emu.state.get("smtp_ports")), "host": emu.settings.host,
         "ports": emu.state.get("smtp_ports", {}), "username": USERNAME,

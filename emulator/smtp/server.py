@@ -2,55 +2,29 @@
 
 Two servers share one handler: STARTTLS on `smtp_port` and implicit TLS on `smtps_port`. AUTH PLAIN or
 LOGIN with username `resend` and an API key; DATA goes through `emulator.mime.intake` into the same
-`send_email()` the API uses, in one transaction, so SMTP and API sends cannot diverge.
+`send_email()` the API uses, in one transaction, so SMTP and API sends cannot diverge. The listeners
+start with the app; the session code (`emulator.smtp.session`) and the certificate come with first use.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
 import socket
-import ssl
-import warnings
 import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from aiosmtpd.smtp import MISSING, SMTP, AuthResult, Envelope, LoginPassword, Session
-
-from emulator.api.auth import WELL_FORMED_KEY, credential_of, keyring
-from emulator.core import errors
-from emulator.core.clock import to_db
-from emulator.core.errors import ApiError
 from emulator.core.net import bind
-from emulator.mime.intake import IntakeError
 from emulator.smtp import tls
-from emulator.smtp.submit import submit
+from emulator.smtp.policy import HOSTNAME, IDENT, MAX_MESSAGE_BYTES, MAX_RECIPIENTS, USERNAME
 
 if TYPE_CHECKING:
+    from aiosmtpd.smtp import SMTP
+
     from emulator.core.emulator import Emulator
 
-log = logging.getLogger("emulator.smtp")
-
-USERNAME = "resend"
-HOSTNAME = "localhost"  # always passed: aiosmtpd's default calls getfqdn(), which can take seconds
-IDENT = "Resend Emulator ESMTP"
-MAX_MESSAGE_BYTES = 40 * 1024 * 1024  # the API's 40 MB limit, advertised as SIZE 41943040
-# [rec] to, cc and bcc may hold 50 each. Which envelope recipients end up in To/Cc and which become
-# Bcc is only known after DATA, so the envelope is held to 50 and the 51st RCPT is refused at once, as a
-# relay with a recipient limit does (issue 11: 150 were accepted and the message refused at DATA).
-MAX_RECIPIENTS = 50
-
-
-class _QuietLegacyNotice(logging.Filter):
-    """aiosmtpd logs a deprecation notice about its own `login_data` on every successful AUTH."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "login_data is deprecated" not in record.getMessage()
-
-
-logging.getLogger("mail.log").addFilter(_QuietLegacyNotice())
+__all__ = ["HOSTNAME", "IDENT", "MAX_MESSAGE_BYTES", "MAX_RECIPIENTS", "USERNAME", "certificate_pem", "start",
+           "stop"]
 
 
 @dataclass
@@ -60,147 +34,43 @@ class Listener:
     sessions: weakref.WeakSet[SMTP]
 
 
-def _authenticator(emu: Emulator) -> Any:
-    def authenticate(server: SMTP, session: Session, envelope: Envelope, mechanism: str,
-                     auth_data: Any) -> AuthResult:
-        if not isinstance(auth_data, LoginPassword):
-            return AuthResult(success=False, handled=False)
-        username = auth_data.login.decode("utf-8", "replace")
-        token = auth_data.password.decode("utf-8", "replace")
-        if username != USERNAME:
-            return AuthResult(success=False, handled=False)
-        credential = keyring(emu).by_token.get(token)
-        # Isolation mode: the account of a new well-formed key is provisioned at its first DATA
-        # (this callback cannot await the database).
-        isolated = credential is None and emu.settings.isolate_keys and WELL_FORMED_KEY.match(token)
-        if not isolated and (credential is None or not credential.active):
-            return AuthResult(success=False, handled=False)
-        if credential is not None:
-            emu.db.defer("UPDATE api_keys SET last_used_at = ? WHERE id = ?",
-                         (to_db(emu.clock.now()), credential.key_id))
-        return AuthResult(success=True, auth_data=token)
-
-    return authenticate
-
-
-class Handler:
-    """aiosmtpd hooks. Every reply is a complete SMTP line; nothing here raises to the protocol."""
-
-    def __init__(self, emu: Emulator) -> None:
-        self.emu = emu
-
-    async def handle_RCPT(self, server: SMTP, session: Session, envelope: Envelope, address: str,
-                          rcpt_options: list[str]) -> str:
-        if len(envelope.rcpt_tos) >= MAX_RECIPIENTS:
-            return f"452 4.5.3 Too many recipients (at most {MAX_RECIPIENTS} per message)"
-        if "@" not in address:
-            return "553 5.1.3 Recipient address must be an email address"
-        envelope.rcpt_tos.append(address)
-        return "250 OK"
-
-    async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
-        raw = envelope.original_content or b""
-        work = self._deliver(str(session.auth_data or ""), envelope.mail_from or "", list(envelope.rcpt_tos),
-                             bytes(raw))
-        # Shielded: a client vanishing after its final dot must not cut a transaction in half.
-        return await asyncio.shield(asyncio.ensure_future(work))
-
-    async def _deliver(self, token: str, mail_from: str, recipients: list[str], raw: bytes) -> str:
-        try:
-            credential = await credential_of(self.emu, token)
-            if credential is None or not credential.active:
-                raise ApiError(errors.INACTIVE_API_KEY)
-            email_id = await submit(self.emu, credential, mail_from, recipients, raw)
-        except ApiError as error:
-            return reply_for(error)
-        except IntakeError as error:
-            return f"554 5.6.0 {error}"
-        except Exception:  # the client gets a clear temporary failure, the server keeps running
-            log.exception("SMTP intake failed")
-            return "451 4.3.0 An unexpected error occurred."
-        return f"250 OK {email_id}"
-
-    async def handle_exception(self, error: Exception) -> str:
-        log.warning("SMTP session error: %r", error)
-        return "451 4.3.0 An unexpected error occurred."
-
-
-def reply_for(error: ApiError) -> str:
-    """An API error as one SMTP reply line ([rec] smtp.md: 550 5.7.1 <message>, 451 for retry-later)."""
-    message = " ".join(error.message.split())[:400]
-    if error.kind in (errors.RATE_LIMIT_EXCEEDED, errors.CONCURRENT_IDEMPOTENT_REQUESTS):
-        return f"451 4.7.0 {message}"
-    if error.status >= 500:
-        return f"451 4.3.0 {message}"
-    return f"550 5.7.1 {message}"
-
-
-def _factory(emu: Emulator, handler: Handler, context: ssl.SSLContext, implicit: bool,
+def _factory(emu: Emulator, context: tls.ServerContext, implicit: bool,
              sessions: weakref.WeakSet[SMTP]) -> Any:
     plaintext_auth = emu.settings.smtp_auth_plaintext
+    handler: Any = None
 
     def build() -> SMTP:
-        with warnings.catch_warnings():
-            # aiosmtpd warns of AUTH without its own TLS: implicit TLS and the test switch are deliberate.
-            warnings.filterwarnings("ignore", message="Requiring AUTH while not requiring TLS")
-            session = _session(emu, handler, context, implicit, plaintext_auth)
-        sessions.add(session)
-        return session
+        nonlocal handler
+        from emulator.smtp import session
+
+        handler = handler or session.Handler(emu)
+        # MAX_MESSAGE_BYTES is read per connection (a test lowers it).
+        smtp = session.open_session(emu, handler, context, implicit, plaintext_auth, MAX_MESSAGE_BYTES)
+        sessions.add(smtp)
+        return smtp
 
     return build
 
 
-class Protocol(SMTP):
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        # aiosmtpd writes multi-line replies (EHLO) line by line; without TCP_NODELAY, uvloop's
-        # sockets wait on the client's delayed ACK: ~40 ms per EHLO, measured in benchmarks/bench_smtp.py.
-        sock = transport.get_extra_info("socket")
-        if sock is not None:
-            with contextlib.suppress(OSError):
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        super().connection_made(transport)
-
-    async def challenge_auth(self, challenge: str | bytes, encode_to_b64: bool = True,
-                             log_client_response: bool = False) -> Any:
-        """A credential longer than a line (a 5 000-character password) is a wrong credential, 535;
-        aiosmtpd's reader raises on it and the session answered 451 (issue 11). The reader has already
-        dropped the overlong line, so the session carries on."""
-        try:
-            return await super().challenge_auth(challenge, encode_to_b64, log_client_response)
-        except ValueError:
-            await self.push("535 5.7.8 Authentication credentials invalid")
-            return MISSING
-
-
-def _session(emu: Emulator, handler: Handler, context: ssl.SSLContext, implicit: bool,
-             plaintext_auth: bool) -> SMTP:
-    return Protocol(
-        handler, hostname=HOSTNAME, ident=IDENT, data_size_limit=MAX_MESSAGE_BYTES,
-        enable_SMTPUTF8=True, decode_data=False, auth_required=True,
-        # Implicit TLS is encrypted from the first byte; aiosmtpd only knows about STARTTLS.
-        auth_require_tls=not (implicit or plaintext_auth),
-        tls_context=None if implicit else context, authenticator=_authenticator(emu),
-    )
-
-
-def _certificate(emu: Emulator) -> tls.Certificate:
+def _credentials(emu: Emulator) -> tuple[tls.Credentials, bool]:
+    """The certificate source, and whether to load it now (a user's files: fail at start if broken)."""
     settings = emu.settings
     if settings.tls_cert and settings.tls_key:
-        return tls.load(settings.tls_cert, settings.tls_key)
+        cert, key = settings.tls_cert, settings.tls_key
+        return tls.Credentials(lambda: tls.load(cert, key)), True
     if settings.tls_cert or settings.tls_key:
         raise SystemExit("--tls-cert and --tls-key must be given together")
-    return tls.self_signed(settings.host)
+    return tls.Credentials(lambda: tls.self_signed(settings.host)), False
 
 
 async def start(emu: Emulator) -> None:
     if not emu.settings.smtp:
         return
-    certificate = _certificate(emu)
-    context = tls.server_context(certificate)
-    emu.state["tls_cert_pem"] = certificate.cert_pem
+    credentials, eager = _credentials(emu)
+    context = tls.server_context(credentials, eager=eager)
+    emu.state["tls_credentials"] = credentials
     # Sockets may be bound before the app starts (the CLI does, so a busy port fails fast).
     sockets: dict[str, socket.socket] = emu.state.pop("smtp_sockets", {})
-    handler = Handler(emu)
     listeners: list[Listener] = []
     ports = {"smtp": emu.settings.smtp_port, "smtps": emu.settings.smtps_port}
     try:
@@ -209,7 +79,7 @@ async def start(emu: Emulator) -> None:
             sessions: weakref.WeakSet[SMTP] = weakref.WeakSet()
             implicit = name == "smtps"
             server = await asyncio.get_running_loop().create_server(
-                _factory(emu, handler, context, implicit, sessions), sock=sock,
+                _factory(emu, context, implicit, sessions), sock=sock,
                 ssl=context if implicit else None,
             )
             listeners.append(Listener(name, server, sessions))
@@ -218,6 +88,12 @@ async def start(emu: Emulator) -> None:
         raise
     emu.state["smtp_listeners"] = listeners
     emu.state["smtp_ports"] = {item.name: item.server.sockets[0].getsockname()[1] for item in listeners}
+
+
+def certificate_pem(emu: Emulator) -> bytes | None:
+    """The PEM clients should trust (made now if nothing needed it yet); None when SMTP is off."""
+    credentials: tls.Credentials | None = emu.state.get("tls_credentials")
+    return credentials.certificate.cert_pem if credentials else None
 
 
 async def _close(listeners: list[Listener]) -> None:

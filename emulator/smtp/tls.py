@@ -1,7 +1,9 @@
-"""TLS for the SMTP servers: the user's certificate, or a self-signed one made at start.
+"""TLS for the SMTP servers: the user's certificate, or a self-signed one made when first needed.
 
 The self-signed certificate names `localhost` and the loopback addresses, so a client that trusts its
-PEM (published in `emu.state["tls_cert_pem"]`) can verify it with hostname checks on.
+PEM (`GET /_emulator/smtp`, `Credentials.certificate`) can verify it with hostname checks on. It is
+made at the first TLS handshake or the first request for its PEM, not at start: generating it needs
+`cryptography`, whose import alone is a sizeable part of the emulator's start (issue 18).
 """
 
 from __future__ import annotations
@@ -10,13 +12,14 @@ import ipaddress
 import os
 import ssl
 import tempfile
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
+if TYPE_CHECKING:
+    from cryptography import x509
 
 COMMON_NAME = "resend-emulator.localhost"
 
@@ -32,6 +35,11 @@ def self_signed(hostname: str = "localhost") -> Certificate:
 
     Real time, not the emulator clock: TLS clients check validity against their own wall clock.
     """
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, COMMON_NAME)])
     now = datetime.now(UTC)
@@ -57,6 +65,8 @@ def self_signed(hostname: str = "localhost") -> Certificate:
 
 
 def _alt_name(host: str) -> x509.GeneralName:
+    from cryptography import x509
+
     try:
         return x509.IPAddress(ipaddress.ip_address(host))
     except ValueError:
@@ -71,19 +81,62 @@ def load(cert_path: str, key_path: str) -> Certificate:
         raise SystemExit(f"cannot read TLS certificate/key: {exc.filename}: {exc.strerror}") from None
 
 
-def server_context(certificate: Certificate) -> ssl.SSLContext:
-    """`ssl` loads certificates only from files, so the PEMs pass through a private temp dir."""
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    with tempfile.TemporaryDirectory(prefix="resend-emulator-tls-") as folder:
-        cert_path, key_path = os.path.join(folder, "cert.pem"), os.path.join(folder, "key.pem")
-        with open(cert_path, "wb") as cert_file:
-            cert_file.write(certificate.cert_pem)
-        with os.fdopen(os.open(key_path, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as key_file:
-            key_file.write(certificate.key_pem)
-        try:
-            context.load_cert_chain(cert_path, key_path)
-        except ssl.SSLError as exc:
-            raise SystemExit(f"invalid TLS certificate/key: {exc.reason or exc}") from None
+class Credentials:
+    """The certificate and key the SMTP servers present, read or made once, on first use."""
+
+    def __init__(self, make: Callable[[], Certificate]) -> None:
+        self._make = make
+        self._made: Certificate | None = None
+        self._lock = threading.Lock()  # the loop's handshake and a test thread may ask at once
+
+    @property
+    def certificate(self) -> Certificate:
+        with self._lock:
+            if self._made is None:
+                self._made = self._make()
+            return self._made
+
+    def load_into(self, context: ssl.SSLContext) -> None:
+        """`ssl` loads certificates only from files, so the PEMs pass through a private temp dir."""
+        certificate = self.certificate
+        with tempfile.TemporaryDirectory(prefix="resend-emulator-tls-") as folder:
+            cert_path, key_path = os.path.join(folder, "cert.pem"), os.path.join(folder, "key.pem")
+            with open(cert_path, "wb") as cert_file:
+                cert_file.write(certificate.cert_pem)
+            with os.fdopen(os.open(key_path, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as key_file:
+                key_file.write(certificate.key_pem)
+            try:
+                context.load_cert_chain(cert_path, key_path)
+            except ssl.SSLError as exc:
+                raise SystemExit(f"invalid TLS certificate/key: {exc.reason or exc}") from None
+
+
+class ServerContext(ssl.SSLContext):
+    """A server-side context that loads its certificate just before its first TLS session.
+
+    Both ways in create their TLS objects through `wrap_bio`: the event loop's SSL transport (implicit
+    TLS) and aiosmtpd's STARTTLS. Everything runs on the app's one event loop, so no lock is needed.
+    """
+
+    credentials: Credentials
+    loaded: bool
+
+    def wrap_bio(self, *args: Any, **kwargs: Any) -> ssl.SSLObject:
+        if not self.loaded:
+            self.credentials.load_into(self)
+            self.loaded = True
+        return super().wrap_bio(*args, **kwargs)
+
+
+def server_context(credentials: Credentials, *, eager: bool) -> ServerContext:
+    """The options of `ssl.create_default_context(Purpose.CLIENT_AUTH)` (TLS 1.2+), without its system
+    CA store, which only client certificates would need. `eager` loads (and so checks) the certificate
+    now: a user's files that do not parse should stop the start, not the first client."""
+    context = ServerContext(ssl.PROTOCOL_TLS_SERVER)
+    context.credentials, context.loaded = credentials, False
+    if eager:
+        credentials.load_into(context)
+        context.loaded = True
     return context
 
 

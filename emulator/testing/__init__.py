@@ -3,20 +3,23 @@ plane), `WebhookReceiver` (a real local endpoint) and the pytest plugin (`emulat
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
-
-from emulator.testing.server import EmulatorClient, EmulatorError, EmulatorServer
 
 if TYPE_CHECKING:
     from emulator.testing.receiver import WebhookReceiver
+    from emulator.testing.server import EmulatorClient, EmulatorError, EmulatorServer
 
 __all__ = ["EmulatorClient", "EmulatorError", "EmulatorServer", "WebhookReceiver"]
 
 
-def __getattr__(name: str) -> Any:
-    # The receiver pulls in http.server; most suites never use it, so it loads on first mention.
-    if name == "WebhookReceiver":
-        from emulator.testing.receiver import WebhookReceiver
+# Each name loads on first mention: the pytest plugin lives in this package, and a suite whose tests
+# never ask for the emulator should not pay for importing it (issue 18, startup).
+_HOMES = {"EmulatorClient": "server", "EmulatorError": "server", "EmulatorServer": "server",
+          "WebhookReceiver": "receiver"}
 
-        return WebhookReceiver
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)

@@ -11,14 +11,13 @@ import json
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import jwt
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import ec
-from jwt.algorithms import ECAlgorithm
-from jwt.utils import base64url_encode, der_to_raw_signature
-
 if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric import ec
+
     from emulator.core.db import Host
+
+# pyjwt and cryptography load on first use (the first token or JWKS), not at start: together they are
+# about a quarter of the emulator's import time, and most runs never touch OAuth (issue 18, startup).
 
 KEY_ID = "oauth_key"  # the `kid` of the docs' example token header
 ACCESS_TOKEN_SECONDS = 900  # [seed] §2.12
@@ -30,6 +29,8 @@ HEADER = {"alg": "ES256", "kid": KEY_ID, "typ": "at+jwt"}
 def signing_key(emu: Host) -> ec.EllipticCurvePrivateKey:
     key = emu.state.get("oauth_signing_key")
     if key is None:
+        from cryptography.hazmat.primitives.asymmetric import ec
+
         digest = hashlib.sha256(f"resend-emulator:oauth-signing-key:{emu.settings.seed}".encode()).digest()
         scalar = int.from_bytes(digest, "big") % (P256_ORDER - 1) + 1
         key = emu.state["oauth_signing_key"] = ec.derive_private_key(scalar, ec.SECP256R1())
@@ -37,15 +38,23 @@ def signing_key(emu: Host) -> ec.EllipticCurvePrivateKey:
 
 
 def jwks(emu: Host) -> dict[str, Any]:
+    from jwt.algorithms import ECAlgorithm
+
     public = ECAlgorithm.to_jwk(signing_key(emu).public_key(), as_dict=True)
     return {"keys": [{**public, "kid": KEY_ID, "use": "sig", "alg": "ES256"}]}
 
 
 def _segment(value: dict[str, Any]) -> bytes:
+    from jwt.utils import base64url_encode
+
     return base64url_encode(json.dumps(value, separators=(",", ":")).encode())
 
 
 def sign(emu: Host, claims: dict[str, Any]) -> str:
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from jwt.utils import base64url_encode, der_to_raw_signature
+
     signing_input = _segment(HEADER) + b"." + _segment(claims)
     der = signing_key(emu).sign(signing_input, ec.ECDSA(hashes.SHA256(), deterministic_signing=True))
     return (signing_input + b"." + base64url_encode(der_to_raw_signature(der, ec.SECP256R1()))).decode()
@@ -62,6 +71,8 @@ def access_claims(issuer: str, account: str, client_id: str, scope: str, grant_i
 def verified_claims(emu: Host, token: str) -> dict[str, Any] | None:
     """The claims of a token this emulator signed (signature and algorithm checked), else None.
     Expiry is checked by the caller against the emulator's clock, not the wall clock."""
+    import jwt
+
     try:
         claims = jwt.decode(token, signing_key(emu).public_key(), algorithms=["ES256"],
                             options={"verify_exp": False, "verify_aud": False, "verify_iat": False,

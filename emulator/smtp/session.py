@@ -1,0 +1,151 @@
+"""One SMTP session: aiosmtpd's protocol with the relay's AUTH rule, and the hooks that take a message in.
+
+Loaded with the first connection (`server._factory`), not at start: aiosmtpd and the attrs package it
+builds on are a noticeable part of the emulator's import time, and many test runs never speak SMTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import ssl
+import warnings
+from typing import TYPE_CHECKING, Any
+
+from aiosmtpd.smtp import MISSING, SMTP, AuthResult, Envelope, LoginPassword, Session
+
+from emulator.api.auth import WELL_FORMED_KEY, credential_of, keyring
+from emulator.core import errors
+from emulator.core.clock import to_db
+from emulator.core.errors import ApiError
+from emulator.mime.intake import IntakeError
+from emulator.smtp.policy import HOSTNAME, IDENT, MAX_RECIPIENTS, USERNAME
+from emulator.smtp.submit import submit
+
+if TYPE_CHECKING:
+    from emulator.core.emulator import Emulator
+
+log = logging.getLogger("emulator.smtp")
+
+
+class _QuietLegacyNotice(logging.Filter):
+    """aiosmtpd logs a deprecation notice about its own `login_data` on every successful AUTH."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "login_data is deprecated" not in record.getMessage()
+
+
+logging.getLogger("mail.log").addFilter(_QuietLegacyNotice())
+
+
+def _authenticator(emu: Emulator) -> Any:
+    def authenticate(server: SMTP, session: Session, envelope: Envelope, mechanism: str,
+                     auth_data: Any) -> AuthResult:
+        if not isinstance(auth_data, LoginPassword):
+            return AuthResult(success=False, handled=False)
+        username = auth_data.login.decode("utf-8", "replace")
+        token = auth_data.password.decode("utf-8", "replace")
+        if username != USERNAME:
+            return AuthResult(success=False, handled=False)
+        credential = keyring(emu).by_token.get(token)
+        # Isolation mode: the account of a new well-formed key is provisioned at its first DATA
+        # (this callback cannot await the database).
+        isolated = credential is None and emu.settings.isolate_keys and WELL_FORMED_KEY.match(token)
+        if not isolated and (credential is None or not credential.active):
+            return AuthResult(success=False, handled=False)
+        if credential is not None:
+            emu.db.defer("UPDATE api_keys SET last_used_at = ? WHERE id = ?",
+                         (to_db(emu.clock.now()), credential.key_id))
+        return AuthResult(success=True, auth_data=token)
+
+    return authenticate
+
+
+class Handler:
+    """aiosmtpd hooks. Every reply is a complete SMTP line; nothing here raises to the protocol."""
+
+    def __init__(self, emu: Emulator) -> None:
+        self.emu = emu
+
+    async def handle_RCPT(self, server: SMTP, session: Session, envelope: Envelope, address: str,
+                          rcpt_options: list[str]) -> str:
+        if len(envelope.rcpt_tos) >= MAX_RECIPIENTS:
+            return f"452 4.5.3 Too many recipients (at most {MAX_RECIPIENTS} per message)"
+        if "@" not in address:
+            return "553 5.1.3 Recipient address must be an email address"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+    async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
+        raw = envelope.original_content or b""
+        work = self._deliver(str(session.auth_data or ""), envelope.mail_from or "", list(envelope.rcpt_tos),
+                             bytes(raw))
+        # Shielded: a client vanishing after its final dot must not cut a transaction in half.
+        return await asyncio.shield(asyncio.ensure_future(work))
+
+    async def _deliver(self, token: str, mail_from: str, recipients: list[str], raw: bytes) -> str:
+        try:
+            credential = await credential_of(self.emu, token)
+            if credential is None or not credential.active:
+                raise ApiError(errors.INACTIVE_API_KEY)
+            email_id = await submit(self.emu, credential, mail_from, recipients, raw)
+        except ApiError as error:
+            return reply_for(error)
+        except IntakeError as error:
+            return f"554 5.6.0 {error}"
+        except Exception:  # the client gets a clear temporary failure, the server keeps running
+            log.exception("SMTP intake failed")
+            return "451 4.3.0 An unexpected error occurred."
+        return f"250 OK {email_id}"
+
+    async def handle_exception(self, error: Exception) -> str:
+        log.warning("SMTP session error: %r", error)
+        return "451 4.3.0 An unexpected error occurred."
+
+
+def reply_for(error: ApiError) -> str:
+    """An API error as one SMTP reply line ([rec] smtp.md: 550 5.7.1 <message>, 451 for retry-later)."""
+    message = " ".join(error.message.split())[:400]
+    if error.kind in (errors.RATE_LIMIT_EXCEEDED, errors.CONCURRENT_IDEMPOTENT_REQUESTS):
+        return f"451 4.7.0 {message}"
+    if error.status >= 500:
+        return f"451 4.3.0 {message}"
+    return f"550 5.7.1 {message}"
+
+
+class Protocol(SMTP):
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # aiosmtpd writes multi-line replies (EHLO) line by line; without TCP_NODELAY, uvloop's
+        # sockets wait on the client's delayed ACK: ~40 ms per EHLO, measured in benchmarks/bench_smtp.py.
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        super().connection_made(transport)
+
+    async def challenge_auth(self, challenge: str | bytes, encode_to_b64: bool = True,
+                             log_client_response: bool = False) -> Any:
+        """A credential longer than a line (a 5 000-character password) is a wrong credential, 535;
+        aiosmtpd's reader raises on it and the session answered 451 (issue 11). The reader has already
+        dropped the overlong line, so the session carries on."""
+        try:
+            return await super().challenge_auth(challenge, encode_to_b64, log_client_response)
+        except ValueError:
+            await self.push("535 5.7.8 Authentication credentials invalid")
+            return MISSING
+
+
+def open_session(emu: Emulator, handler: Handler, context: ssl.SSLContext, implicit: bool,
+                 plaintext_auth: bool, max_message_bytes: int) -> SMTP:
+    with warnings.catch_warnings():
+        # aiosmtpd warns of AUTH without its own TLS: implicit TLS and the test switch are deliberate.
+        warnings.filterwarnings("ignore", message="Requiring AUTH while not requiring TLS")
+        return Protocol(
+            handler, hostname=HOSTNAME, ident=IDENT, data_size_limit=max_message_bytes,
+            enable_SMTPUTF8=True, decode_data=False, auth_required=True,
+            # Implicit TLS is encrypted from the first byte; aiosmtpd only knows about STARTTLS.
+            auth_require_tls=not (implicit or plaintext_auth),
+            tls_context=None if implicit else context, authenticator=_authenticator(emu),
+        )
