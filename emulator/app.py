@@ -10,9 +10,11 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
+from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute
+from starlette.types import ASGIApp
 
 from emulator import web
 from emulator.api import idempotency, request_log
@@ -109,6 +111,18 @@ def _middleware(settings: Settings) -> list[Middleware]:
     return [Middleware(AccessLog, write=_print_line), *guarded] if settings.log_requests else guarded
 
 
+class App(Starlette):
+    """Starlette without its outermost ServerErrorMiddleware: the Barrier already answers any crash with
+    a Resend-shaped 500 (and keeps the connection open), so that layer only cost every request a hop."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        handlers = dict(self.exception_handlers)
+        app: ASGIApp = ExceptionMiddleware(self.router, handlers=handlers, debug=self.debug)
+        for cls, args, kwargs in reversed(self.user_middleware):
+            app = cls(app, *args, **kwargs)
+        return app
+
+
 def create_app(settings: Settings | None = None) -> Starlette:
     emu = Emulator(settings or Settings())
     modules = [*KERNEL_MODULES, *MODULES, *EXTENSIONS]
@@ -143,7 +157,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     # match a /_emulator/ path, so the control plane and UI lose nothing by coming after.
     routes: list[BaseRoute] = list(build_routes(all_ops()))
     routes += [route for module in [*EXTENSIONS, *MODULES] for route in getattr(module, "ROUTES", [])]
-    app = Starlette(
+    app = App(
         routes=routes,
         lifespan=lifespan,
         middleware=_middleware(emu.settings),

@@ -56,7 +56,7 @@ async def _persist_memory_state(emu: Emulator) -> None:
 async def copy_to(emu: Emulator, target: aiosqlite.Connection) -> None:
     """Copy the whole live state into `target` (a file or an in-memory database)."""
     await _persist_memory_state(emu)
-    async with emu.db.lock:
+    async with emu.db.exclusive():
         await emu.db.conn.backup(target)
 
 
@@ -115,7 +115,7 @@ async def save(emu: Emulator, path: str) -> dict[str, Any]:
 async def _copy_back(emu: Emulator, source: aiosqlite.Connection,
                      then: Callable[[sqlite3.Connection], Any]) -> Any:
     """Copy `source` over the live database; return `then(raw)`, run in the same lock."""
-    async with emu.jobs.paused(), emu.db.lock:
+    async with emu.jobs.paused(), emu.db.exclusive():
         emu.db.take_deferred()  # writes queued for the state being replaced
         # A cancelled job's last database call may still be running on the live connection's thread
         # (cancelling the awaiter does not stop it); the backup runs on the source's thread and would

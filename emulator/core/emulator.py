@@ -52,7 +52,7 @@ class Emulator:
     async def reset(self) -> None:
         """Back to a fresh start: empty tables, the seed's id sequence, the configured clock and keys."""
         # Paused: a job started from the old state must not write into the new one.
-        async with self.jobs.paused(), self.db.lock:
+        async with self.jobs.paused(), self.db.exclusive():
             await self.db.wipe()
             self.ids.load_counters({})
         self.clock.reset()

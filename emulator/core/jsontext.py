@@ -42,7 +42,11 @@ def parse(raw: bytes) -> Any:
     except ValueError as exc:
         raise BodyError(f"The request body is not valid JSON: {exc}.") from None
     # Escaped surrogates are rare; only then is every string checked (a pair is fine, one alone is not).
-    _check(value, surrogates=_ESCAPED_SURROGATE.search(text) is not None)
+    surrogates = _ESCAPED_SURROGATE.search(text) is not None
+    # Each level of nesting opens a bracket, so a document with few brackets is shallow enough; brackets
+    # inside strings only make the count larger. Walking the tree is then needed only for big documents.
+    if surrogates or text.count("[") + text.count("{") > MAX_DEPTH:
+        _check(value, surrogates)
     return value
 
 

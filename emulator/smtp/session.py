@@ -12,6 +12,8 @@ import logging
 import socket
 import ssl
 import warnings
+from email._header_value_parser import get_addr_spec, get_angle_addr
+from email.errors import HeaderParseError
 from typing import TYPE_CHECKING, Any
 
 from aiosmtpd.smtp import MISSING, SMTP, AuthResult, Envelope, LoginPassword, Session
@@ -124,6 +126,20 @@ class Protocol(SMTP):
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         super().connection_made(transport)
+
+    def _getaddr(self, arg: str) -> tuple[str | None, str | None]:
+        """aiosmtpd's MAIL/RCPT address parse, same rules, minus the typing class it defines on every
+        call: building that class was ~4 % of the CPU of an SMTP submission (issue 18, py-spy)."""
+        if not arg:
+            return "", ""
+        try:
+            address, rest = get_angle_addr(arg) if arg.lstrip().startswith("<") else get_addr_spec(arg)
+        except HeaderParseError:
+            return None, None
+        addr: str = address.addr_spec
+        if self.local_part_limit and len(addr.rpartition("@")[0]) > self.local_part_limit:
+            return None, None
+        return addr, rest
 
     async def challenge_auth(self, challenge: str | bytes, encode_to_b64: bool = True,
                              log_client_response: bool = False) -> Any:

@@ -1,0 +1,265 @@
+"""One transaction's handle (`Tx`), and how queued writes reach SQLite.
+
+`Database.transaction` (db.py) makes a `Tx` for each unit of work: one account, one `now`, writes
+queued until the next read or the end, after-commit callbacks. See db.py for the whole story.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from functools import cached_property, lru_cache
+from typing import Any, Protocol
+
+from emulator.core.clock import Clock, to_db
+from emulator.core.config import Settings
+from emulator.core.ids import IdFactory
+
+Row = dict[str, Any]
+Params = Sequence[Any] | dict[str, Any]
+# (sql, params, many): one statement, or one statement over many parameter rows.
+Write = tuple[str, Any, bool]
+class Host(Protocol):
+    """The running emulator as a transaction sees it (`core/emulator.py`'s Emulator is one).
+
+    Declared here rather than imported, so storage sits below the Emulator that owns it. The event bus
+    and the job runner sit above storage, so they are `Any` here; their own modules type them.
+    """
+
+    settings: Settings
+    clock: Clock
+    ids: IdFactory
+    state: dict[str, Any]
+    cache: dict[str, Any]
+    events: Any
+    jobs: Any
+
+    def invalidate(self, name: str) -> None: ...
+
+
+class Store(Protocol):
+    """What a transaction needs of the database that made it (db.py's `Database`)."""
+
+    checkpointer: Any
+    group: Any
+    tables: list[str]
+
+    async def call(self, fn: Callable[[sqlite3.Connection], Any]) -> Any: ...
+    @property
+    def has_deferred(self) -> bool: ...
+    @property
+    def deferred_due(self) -> bool: ...
+    @property
+    def shared(self) -> bool: ...
+    def take_deferred(self) -> list[Write]: ...
+    def restore_deferred(self, writes: list[Write]) -> None: ...
+    def open_group(self, taken_deferred: list[Write]) -> Any: ...
+
+
+@lru_cache(maxsize=512)
+def insert_sql(table: str, columns: tuple[str, ...]) -> str:
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})"
+
+
+def apply_writes(raw: sqlite3.Connection, writes: Sequence[Write]) -> None:
+    """Run `writes` in order; a run of the same parameterised statement (request-log rows, job
+    deletions) goes to SQLite as one `executemany`."""
+    index, count = 0, len(writes)
+    while index < count:
+        sql, params, many = writes[index]
+        end = index + 1
+        if not many and params:  # parameters: a DML statement, which `executemany` takes
+            while end < count and writes[end][0] == sql and not writes[end][2]:
+                end += 1
+        if many:
+            raw.executemany(sql, params)
+        elif end - index > 1:
+            raw.executemany(sql, [write[1] for write in writes[index:end]])
+        else:
+            raw.execute(sql, params)
+        index = end
+
+
+class _TxState:
+    """What views of one transaction (see `Tx.as_account`) share."""
+
+    def __init__(self) -> None:
+        self.begun = False
+        self.trips = 0
+        self.pending: list[Write] = []
+        self.callbacks: list[Callable[[], None]] = []
+        self.taken_deferred: list[Write] = []  # given back to the database if this rolls back
+        self.member = False  # joined an open group: its writes sit in a savepoint of their own
+
+
+class Tx:
+    """The handle a service function gets: scoped to one account, one `now`, one transaction."""
+
+    def __init__(self, emu: Host, db: Store, account: str | None, now: datetime,
+                 state: _TxState | None = None) -> None:
+        self.emu = emu
+        self.db = db
+        self._account = account
+        self.now = now
+        if state is None:
+            state = _TxState()
+            state.member = db.group is not None
+        self._state = state
+
+    def as_account(self, account: str) -> Tx:
+        """The same transaction seen as another account (inbound mail crosses accounts; one commit)."""
+        return Tx(self.emu, self.db, account, self.now, self._state)
+
+    @property
+    def begun(self) -> bool:
+        return self._state.begun
+
+    @property
+    def callbacks(self) -> list[Callable[[], None]]:
+        return self._state.callbacks
+
+    @property
+    def taken_deferred(self) -> list[Write]:
+        return self._state.taken_deferred
+
+    @property
+    def account(self) -> str:
+        assert self._account is not None, "this transaction is not scoped to an account"
+        return self._account
+
+    @cached_property
+    def now_db(self) -> str:
+        return to_db(self.now)
+
+    def new_id(self) -> str:
+        return self.emu.ids.uuid()
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        self._state.callbacks.append(callback)
+
+    def queue(self, sql: str, params: Params = ()) -> None:
+        """A write whose result is not needed: it travels with the next read or the commit."""
+        self._state.pending.append((sql, params, False))
+
+    def include_deferred(self) -> None:
+        """Bring the writes deferred to a later commit (request logs) into this transaction now, so
+        its reads see them. Every read does this itself (see `_trip`)."""
+        taken = self.db.take_deferred()
+        self._state.taken_deferred += taken
+        self._state.pending[:0] = taken
+
+    def mark(self) -> tuple[int, int]:
+        """A point to undo queued writes back to (see `unqueue`), valid while nothing is sent."""
+        return len(self._state.pending), self._state.trips
+
+    def sent_since(self, mark: tuple[int, int]) -> bool:
+        """Whether queued writes have reached the database since `mark` (then only SQL can undo them)."""
+        return self._state.trips != mark[1]
+
+    def unqueue(self, mark: tuple[int, int], count: int | None = None) -> None:
+        """Drop the writes queued since `mark` (all of them, or the first `count`)."""
+        end = None if count is None else mark[0] + count
+        del self._state.pending[mark[0]:end]
+
+    async def _trip(self, then: Callable[[sqlite3.Connection], Any], writes_now: bool = False,
+                    reads: bool = True) -> Any:
+        if reads and self.db.has_deferred:
+            self.include_deferred()
+        state = self._state
+        state.trips += 1
+        writes, state.pending = state.pending, []
+        # BEGIN only once something is written: reads before that run in autocommit mode, which is
+        # just as consistent here (the lock keeps every other writer out), and a transaction that
+        # only reads then needs no COMMIT trip at all.
+        begin = not state.begun and bool(writes or writes_now)
+        state.begun = state.begun or begin
+
+        def work(raw: sqlite3.Connection) -> Any:
+            if begin:
+                raw.execute("SAVEPOINT tx" if state.member else "BEGIN IMMEDIATE")
+            apply_writes(raw, writes)
+            return then(raw)
+
+        return await self.db.call(work)
+
+    async def end(self) -> None:
+        """Make this transaction's writes durable: COMMIT now, or leave them in the open group, whose
+        COMMIT the caller then awaits (`Database.transaction`)."""
+        state = self._state
+        wrote = state.begun or bool(state.pending)
+        if not state.member and not (wrote and self.db.shared):
+            await self.commit()
+            return
+        try:
+            if state.member and wrote:
+                await self._trip(lambda raw: raw.execute("RELEASE tx"), writes_now=True, reads=False)
+            elif wrote:
+                await self._trip(lambda raw: None, writes_now=True, reads=False)  # BEGIN and the writes
+        except BaseException:
+            await self.rollback()
+            raise
+        if state.member:
+            assert self.db.group is not None
+            self.db.group.taken_deferred += state.taken_deferred
+        else:
+            self.db.open_group(list(state.taken_deferred))
+
+    async def rollback(self) -> None:
+        """Undo what this transaction wrote (only its own savepoint when it joined a group)."""
+        state = self._state
+        state.pending = []
+        if state.begun:
+            undo = ("ROLLBACK TO tx", "RELEASE tx") if state.member else ("ROLLBACK",)
+
+            def run(raw: sqlite3.Connection) -> None:
+                for statement in undo:
+                    raw.execute(statement)
+
+            await self.db.call(run)
+        self.db.restore_deferred(state.taken_deferred)
+
+    async def commit(self) -> None:
+        writes = self.begun or bool(self._state.pending)
+        if not writes and not self.db.has_deferred:
+            return
+        # A transaction that writes nothing of its own commits only to write what was deferred.
+        deferred = self.db.take_deferred() if self.db.deferred_due or not writes else []
+        try:
+            def finish(raw: sqlite3.Connection) -> None:
+                apply_writes(raw, deferred)
+                raw.execute("COMMIT")
+
+            await self._trip(finish, writes_now=True, reads=False)
+            if self.db.checkpointer is not None:
+                self.db.checkpointer.committed()
+        except BaseException:
+            self.db.restore_deferred([*self.taken_deferred, *deferred])
+            await self.db.call(lambda raw: raw.in_transaction and raw.execute("ROLLBACK"))
+            raise
+
+    async def one(self, sql: str, params: Params = ()) -> Row | None:
+        return await self._trip(lambda raw: raw.execute(sql, params).fetchone())  # type: ignore[no-any-return]
+
+    async def all(self, sql: str, params: Params = ()) -> list[Row]:
+        return await self._trip(lambda raw: raw.execute(sql, params).fetchall())  # type: ignore[no-any-return]
+
+    async def run(self, sql: str, params: Params = ()) -> int:
+        """Execute now and return the number of rows changed."""
+        return await self._trip(lambda raw: raw.execute(sql, params).rowcount,  # type: ignore[no-any-return]
+                                writes_now=True)
+
+    async def many(self, sql: str, rows: Iterable[Params]) -> None:
+        listed = list(rows)
+        if listed:  # none: nothing to send, and no reason to open a write transaction
+            self._state.pending.append((sql, listed, True))
+
+    async def insert(self, table: str, values: dict[str, Any]) -> None:
+        self.queue(insert_sql(table, tuple(values)), tuple(values.values()))
+
+    async def update(self, table: str, row_id: str, values: dict[str, Any]) -> None:
+        if not values:
+            return
+        assignments = ", ".join(f"{column} = ?" for column in values)
+        self.queue(f"UPDATE {table} SET {assignments} WHERE id = ? AND account = ?",
+                   (*values.values(), row_id, self.account))
