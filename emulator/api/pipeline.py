@@ -87,7 +87,8 @@ class ApiEndpoint:
         headers = rate_limit(emu, request)
         credential = None
         try:
-            status, body, credential = await run_op(emu, op, request)
+            with emu.db.expecting():
+                status, body, credential = await run_op(emu, op, request)
         except ApiError as error:
             status, body = error.status, error.body()
             headers = {**headers, **error.headers}

@@ -21,7 +21,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 log = logging.getLogger(__name__)
 
-CHECKPOINT_EVERY = 200  # write commits between checkpoints (a send writes ~10 pages)
+# Write commits between checkpoints (a commit holds one send's ~10 pages, or a group's ~25). A checkpoint
+# stalls the writer for a time that grows with its size, and frequent ones copy hot pages again and
+# again. Measured (issue 18, `--db FILE`, 8 connections, p99 / CPU per send): every 1 000 commits 51 ms,
+# 400: 288 µs, 100: 20-24 ms / 292 µs, 25: 10 ms / 316 µs.
+CHECKPOINT_EVERY = 100
 SAFETY_PAGES = 20_000  # the connection's own automatic checkpoint, a backstop only
 
 

@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager, nullcontext
 from typing import Any
 
@@ -40,6 +41,7 @@ from emulator.core.checkpoint import SAFETY_PAGES, Checkpointer
 from emulator.core.config import DEFAULT_ACCOUNT
 from emulator.core.tx import Host, Params, Row, Tx, Write, apply_writes
 
+_YIELDS = int(os.environ.get('YIELDS', '0'))
 __all__ = ["DEFER_ROWS", "KERNEL_TABLES", "Database", "Host", "Params", "Row", "Tx", "Write"]
 
 # Deferred writes (request logs, `last_used_at`) ride with a writing commit only once this many wait or
@@ -75,6 +77,7 @@ class Database:
         self.checkpointer: Checkpointer | None = None  # for a database file (core/checkpoint.py)
         self.group: _Group | None = None  # the open SQLite transaction awaiting its shared COMMIT
         self._active = 0  # transactions entered and not yet ended (waiting for the lock included)
+        self.callers = 0  # requests under way that will likely open a transaction (see `expecting`)
 
     @property
     def conn(self) -> aiosqlite.Connection:
@@ -205,6 +208,9 @@ class Database:
             self.checkpointer.committed()
 
     async def _commit_group(self) -> None:
+        # One loop turn first, so requests under way reach their transactions and join: measured (issue
+        # 18, `--db FILE`, 8 connections) 3.5 → 7 transactions per COMMIT, ~310 → ~297 µs per send.
+        await asyncio.sleep(0)
         async with self.lock:  # after the transactions already waiting for it, which join the group
             with contextlib.suppress(Exception):  # each member hears of a failure from `group.done`
                 await self.settle()
@@ -214,11 +220,21 @@ class Database:
         group.committer = asyncio.get_running_loop().create_task(self._commit_group())
         return group
 
+    @contextlib.contextmanager
+    def expecting(self) -> Iterator[None]:
+        """Mark a request under way that will likely write (an API call, an SMTP message): a group
+        then waits for its transaction rather than committing without it."""
+        self.callers += 1
+        try:
+            yield
+        finally:
+            self.callers -= 1
+
     @property
     def shared(self) -> bool:
         """Whether other transactions are under way, so a COMMIT now would likely be followed by theirs.
         Only for a database file: in memory a COMMIT costs less than the savepoints a group needs."""
-        return self._active > 1 and self.checkpointer is not None
+        return (self._active > 1 or self.callers > 1) and self.checkpointer is not None
 
     @asynccontextmanager
     async def transaction(self, emu: Host, account: str | None) -> AsyncIterator[Tx]:

@@ -45,7 +45,10 @@ MAX_PARALLEL = 16
 LANE_PARALLEL = 4
 Lane = Callable[[Job], str]
 BATCH = 200
-COALESCE = 0.05  # seconds
+# Seconds between passes over a steady stream of due jobs. A pass holds the database for all the jobs it
+# takes, so shorter passes keep requests from waiting behind it (issue 18, 8 connections: 0.05 s gave a
+# p99 of 10.6 ms in memory, 0.01 s 4.3 ms, at the same throughput).
+COALESCE = 0.01
 
 
 async def schedule(tx: Tx, kind: str, due_at: datetime, payload: dict[str, Any]) -> None:

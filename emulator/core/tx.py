@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Any, Protocol
 
 from emulator.core.clock import Clock, to_db
@@ -91,6 +91,7 @@ class _TxState:
         self.callbacks: list[Callable[[], None]] = []
         self.taken_deferred: list[Write] = []  # given back to the database if this rolls back
         self.member = False  # joined an open group: its writes sit in a savepoint of their own
+        self.now_db: str | None = None
 
 
 class Tx:
@@ -128,9 +129,14 @@ class Tx:
         assert self._account is not None, "this transaction is not scoped to an account"
         return self._account
 
-    @cached_property
+    @property
     def now_db(self) -> str:
-        return to_db(self.now)
+        # Kept once made: a send stamps several rows with it (not functools.cached_property, whose lock
+        # costs more than the formatting it saves on Python 3.11).
+        state = self._state
+        if state.now_db is None:
+            state.now_db = to_db(self.now)
+        return state.now_db
 
     def new_id(self) -> str:
         return self.emu.ids.uuid()

@@ -92,7 +92,8 @@ class Handler:
             credential = await credential_of(self.emu, token)
             if credential is None or not credential.active:
                 raise ApiError(errors.INACTIVE_API_KEY)
-            email_id = await submit(self.emu, credential, mail_from, recipients, raw)
+            with self.emu.db.expecting():
+                email_id = await submit(self.emu, credential, mail_from, recipients, raw)
         except ApiError as error:
             return reply_for(error)
         except IntakeError as error:
