@@ -83,24 +83,27 @@ def decode(raw: str) -> str:
     return " ".join(clean(text).split())
 
 
-def _raw(message: Message, name: str) -> list[str]:
-    # raw_items: compat32's get() wraps 8-bit values in Header objects, losing the original bytes.
-    return [str(value) for key, value in message.raw_items() if key.lower() == name]
+def _raw_fields(message: Message) -> dict[str, list[str]]:
+    """Every header's raw values by lower-case name, read once (compat32's get() wraps 8-bit values in
+    Header objects, losing the original bytes, so raw_items it is)."""
+    fields: dict[str, list[str]] = {}
+    for key, value in message.raw_items():
+        fields.setdefault(key.lower(), []).append(str(value))
+    return fields
 
 
-def _values(message: Message, name: str) -> list[str]:
-    return [decode(value) for value in _raw(message, name)]
+def _header_text(fields: dict[str, list[str]], name: str) -> str | None:
+    values = fields.get(name)
+    return decode(values[0]) if values else None
 
 
-def _header_text(message: Message, name: str) -> str | None:
-    values = _values(message, name)
-    return values[0] if values else None
-
-
-def _addresses(message: Message, name: str) -> list[str]:
+def _addresses(fields: dict[str, list[str]], name: str) -> list[str]:
     # Split before decoding: a decoded display name may hold the comma that separates addresses.
+    values = fields.get(name)
+    if not values:
+        return []
     result = []
-    for display, address in getaddresses(_raw(message, name)):
+    for display, address in getaddresses(values):
         if "@" not in address:
             continue
         result.append(_format(decode(display), clean(address).strip()))
@@ -205,11 +208,12 @@ def _parse(message: Message) -> Parsed:
             html = _decoded_text(part)
         elif content_type == "text/plain" and text is None:
             text = _decoded_text(part)
+    fields = _raw_fields(message)
     return Parsed(
-        from_=next(iter(_addresses(message, "from")), None), to=_addresses(message, "to"),
-        cc=_addresses(message, "cc"), bcc=_addresses(message, "bcc"),
-        reply_to=_addresses(message, "reply-to"), subject=_header_text(message, "subject"),
-        message_id=_header_text(message, "message-id"), text=text, html=html,
+        from_=next(iter(_addresses(fields, "from")), None), to=_addresses(fields, "to"),
+        cc=_addresses(fields, "cc"), bcc=_addresses(fields, "bcc"),
+        reply_to=_addresses(fields, "reply-to"), subject=_header_text(fields, "subject"),
+        message_id=_header_text(fields, "message-id"), text=text, html=html,
         headers=_all_headers(message), attachments=attachments,
     )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import socket
 import ssl
 import warnings
@@ -16,7 +17,7 @@ from email._header_value_parser import get_addr_spec, get_angle_addr
 from email.errors import HeaderParseError
 from typing import TYPE_CHECKING, Any
 
-from aiosmtpd.smtp import MISSING, SMTP, AuthResult, Envelope, LoginPassword, Session
+from aiosmtpd.smtp import MISSING, SMTP, AuthResult, Envelope, LoginPassword, Session, syntax
 
 from emulator.api.auth import WELL_FORMED_KEY, credential_of, keyring
 from emulator.core import errors
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
     from emulator.core.emulator import Emulator
 
 log = logging.getLogger("emulator.smtp")
+TOO_LONG = "500 Line too long (see RFC5321 4.5.3.1.6)"  # aiosmtpd's replies, word for word
+TOO_MUCH = "552 Error: Too much mail data"
 
 
 class _QuietLegacyNotice(logging.Filter):
@@ -118,6 +121,24 @@ def reply_for(error: ApiError) -> str:
     return f"550 5.7.1 {message}"
 
 
+_ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+_DOT_ATOM = rf"{_ATOM}(?:\.{_ATOM})*"
+# `<local@domain>` between spaces or tabs, then anything but a comment: what RFC 5321 clients send.
+_SIMPLE_PATH = re.compile(rf"[ \t]*<({_DOT_ATOM}@{_DOT_ATOM})>[ \t]*((?![ \t(]).*)?", re.DOTALL)
+
+
+def parse_path(arg: str) -> tuple[str | None, str | None]:
+    """The address of a MAIL FROM / RCPT TO argument and the text after it, by aiosmtpd's rules (RFC
+    5322 parsing), without the typing class its own version defines on every call."""
+    if not arg:
+        return "", ""
+    try:
+        address, rest = get_angle_addr(arg) if arg.lstrip().startswith("<") else get_addr_spec(arg)
+    except HeaderParseError:
+        return None, None
+    return address.addr_spec, rest
+
+
 class Protocol(SMTP):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # aiosmtpd writes multi-line replies (EHLO) line by line; without TCP_NODELAY, uvloop's
@@ -129,18 +150,78 @@ class Protocol(SMTP):
         super().connection_made(transport)
 
     def _getaddr(self, arg: str) -> tuple[str | None, str | None]:
-        """aiosmtpd's MAIL/RCPT address parse, same rules, minus the typing class it defines on every
-        call: building that class was ~4 % of the CPU of an SMTP submission (issue 18, py-spy)."""
-        if not arg:
-            return "", ""
-        try:
-            address, rest = get_angle_addr(arg) if arg.lstrip().startswith("<") else get_addr_spec(arg)
-        except HeaderParseError:
-            return None, None
-        addr: str = address.addr_spec
-        if self.local_part_limit and len(addr.rpartition("@")[0]) > self.local_part_limit:
+        """aiosmtpd's MAIL/RCPT address parse with the same results, faster (issue 18, py-spy: ~7 % of
+        an SMTP submission's CPU): `<local@domain>` made of plain atoms is read with one regex, and
+        anything else (quotes, comments, literals, UTF-8) goes through aiosmtpd's own rules."""
+        simple = _SIMPLE_PATH.fullmatch(arg)
+        addr, rest = (simple.group(1), simple.group(2) or "") if simple else parse_path(arg)
+        if addr and self.local_part_limit and len(addr.rpartition("@")[0]) > self.local_part_limit:
             return None, None
         return addr, rest
+
+    @syntax("DATA")
+    async def smtp_DATA(self, arg: str) -> None:
+        """aiosmtpd's DATA with the same replies and limits, and a leaner loop per line: its own spent
+        ~15 % of an SMTP submission's CPU joining and logging every line (issue 18, py-spy)."""
+        if await self.check_helo_needed() or await self.check_auth_needed("DATA"):
+            return
+        assert self.envelope is not None
+        if not self.envelope.rcpt_tos:
+            await self.push("503 Error: need RCPT command")
+            return
+        if arg:
+            await self.push("501 Syntax: DATA")
+            return
+        await self.push("354 End data with <CR><LF>.<CR><LF>")
+        content, refusal = await self._read_content()
+        if refusal is not None:
+            await self.push(refusal)
+            self._set_post_data_state()  # type: ignore[no-untyped-call]
+            return
+        # decode_data is off: the content stays bytes, as the handler expects.
+        self.envelope.content = self.envelope.original_content = content
+        status = await self._call_handler_hook("DATA")
+        self._set_post_data_state()  # type: ignore[no-untyped-call]
+        await self.push("250 OK" if status is MISSING else status)
+
+    async def _read_content(self) -> tuple[bytes, str | None]:
+        """Lines up to the lone dot, dot-unstuffed (RFC 5321 §4.5.2); or the refusal to send once all
+        is read: a line over `line_length_limit` (500) or more than `data_size_limit` bytes (552)."""
+        reader, limit, longest = self._reader, self.data_size_limit, self.line_length_limit
+        lines: list[bytes] = []
+        fragments: list[bytes] = []
+        size, refusal = 0, None
+        while self.transport is not None:
+            try:
+                line = await reader.readuntil(b"\r\n")
+            except asyncio.CancelledError:
+                log.info("Connection lost during DATA")
+                self._writer.close()
+                raise
+            except asyncio.LimitOverrunError as overrun:  # longer than the reader's limit: drain it
+                refusal = refusal or TOO_LONG
+                lines.clear()
+                line = await reader.read(overrun.consumed)
+            if not fragments and line == b".\r\n":
+                break
+            size += len(line)
+            if refusal is None and limit and size > limit:
+                refusal = TOO_MUCH
+                lines.clear()
+            if not line.endswith(b"\r\n"):
+                fragments.append(line)
+                continue
+            if fragments:
+                fragments.append(line)
+                line = b"".join(fragments)
+                fragments.clear()
+            if refusal is None:
+                if len(line) > longest:
+                    refusal = TOO_LONG
+                    lines.clear()
+                else:
+                    lines.append(line[1:] if line[:1] == b"." else line)
+        return b"".join(lines), refusal
 
     async def challenge_auth(self, challenge: str | bytes, encode_to_b64: bool = True,
                              log_client_response: bool = False) -> Any:
