@@ -41,8 +41,10 @@ Handler = Callable[[Any, Job], Awaitable[None]]
 TxHandler = Callable[["Tx", Job], Awaitable[None]]
 MAX_PARALLEL = 16
 # Jobs of one lane (deliveries to one webhook endpoint) that may run at once: a receiver that hangs
-# holds at most this many of the MAX_PARALLEL slots, so everyone else's deliveries keep flowing.
-LANE_PARALLEL = 4
+# holds at most this many of the MAX_PARALLEL slots, so everyone else's deliveries keep flowing. Half of
+# them: with 4, one busy endpoint fell behind a burst of events (issue 18, benchmarks/bench_webhooks.py:
+# event→receipt p50 145 ms at 3 000/s; with 8, 1.2 ms at 3 800/s).
+LANE_PARALLEL = 8
 Lane = Callable[[Job], str]
 BATCH = 200
 # Seconds between passes over a steady stream of due jobs. A pass holds the database for all the jobs it

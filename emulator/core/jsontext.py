@@ -30,9 +30,12 @@ class BodyError(ValueError):
 def parse(raw: bytes) -> Any:
     """A request body as JSON: UTF-8 only (RFC 8259 §8.1), at most MAX_DEPTH deep, valid Unicode."""
     try:
-        if json.detect_encoding(raw) not in ("utf-8", "utf-8-sig"):  # UTF-16/32 without a BOM is valid UTF-8
+        # An object or array whose second byte is not NUL is UTF-8 (RFC 8259 §8.1 detection); anything
+        # else (a BOM, UTF-16/32) takes the stdlib's full check.
+        plain = raw[:1] in (b"{", b"[") and raw[1:2] != b"\x00"
+        if not plain and json.detect_encoding(raw) not in ("utf-8", "utf-8-sig"):
             raise UnicodeDecodeError("utf-8", raw[:4], 0, 4, "not UTF-8")
-        text = raw.decode("utf-8-sig")
+        text = raw.decode("utf-8") if plain else raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise BodyError("The request body must be JSON encoded as UTF-8.") from None
     try:
