@@ -74,6 +74,9 @@ class Handler:
     def __init__(self, emu: Emulator) -> None:
         self.emu = emu
 
+    def expecting(self) -> Any:
+        return self.emu.db.expecting()
+
     async def handle_RCPT(self, server: SMTP, session: Session, envelope: Envelope, address: str,
                           rcpt_options: list[str]) -> str:
         if len(envelope.rcpt_tos) >= MAX_RECIPIENTS:
@@ -95,8 +98,7 @@ class Handler:
             credential = await credential_of(self.emu, token)
             if credential is None or not credential.active:
                 raise ApiError(errors.INACTIVE_API_KEY)
-            with self.emu.db.expecting():
-                email_id = await submit(self.emu, credential, mail_from, recipients, raw)
+            email_id = await submit(self.emu, credential, mail_from, recipients, raw)
         except ApiError as error:
             return reply_for(error)
         except IntakeError as error:
@@ -173,14 +175,16 @@ class Protocol(SMTP):
             await self.push("501 Syntax: DATA")
             return
         await self.push("354 End data with <CR><LF>.<CR><LF>")
-        content, refusal = await self._read_content()
-        if refusal is not None:
-            await self.push(refusal)
-            self._set_post_data_state()  # type: ignore[no-untyped-call]
-            return
-        # decode_data is off: the content stays bytes, as the handler expects.
-        self.envelope.content = self.envelope.original_content = content
-        status = await self._call_handler_hook("DATA")
+        # From here a message is on its way to a transaction: group commit may wait for it.
+        with getattr(self.event_handler, "expecting", contextlib.nullcontext)():
+            content, refusal = await self._read_content()
+            if refusal is not None:
+                await self.push(refusal)
+                self._set_post_data_state()  # type: ignore[no-untyped-call]
+                return
+            # decode_data is off: the content stays bytes, as the handler expects.
+            self.envelope.content = self.envelope.original_content = content
+            status = await self._call_handler_hook("DATA")
         self._set_post_data_state()  # type: ignore[no-untyped-call]
         await self.push("250 OK" if status is MISSING else status)
 
