@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from email import policy
@@ -23,6 +24,11 @@ from email.parser import BytesParser
 from email.utils import getaddresses
 
 IDEMPOTENCY_HEADER = "resend-idempotency-key"
+_ADDR_SPEC = r"[A-Za-z0-9_%+-]+(?:\.[A-Za-z0-9_%+-]+)*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*"
+# `jane@x.io` or `Jane Doe <jane@x.io>`: words of letters, digits and spaces only in the name.
+_PLAIN_ADDRESS = re.compile(rf"[ \t]*(?:({_ADDR_SPEC})|([A-Za-z0-9 \t]*?)[ \t]*<({_ADDR_SPEC})>)[ \t]*")
+_PLAIN_CHARSET = re.compile(r';\s*charset\s*=\s*(?:"([A-Za-z0-9._:+-]*)"|([A-Za-z0-9._:+-]+))\s*(?:;|$)',
+                            re.IGNORECASE)
 _SPECIALS = frozenset('()<>[]:;@\\,."')
 # Set by the API's own renderer or by relays; a submission cannot override them.
 NOT_CUSTOM = frozenset({
@@ -97,13 +103,25 @@ def _header_text(fields: dict[str, list[str]], name: str) -> str | None:
     return decode(values[0]) if values else None
 
 
+def read_addresses(values: list[str]) -> list[tuple[str, str]]:
+    """`email.utils.getaddresses`, with a shortcut for the plain `addr` or `Name <addr>` forms of one
+    address per header (most mail): the stdlib's address-list parser is a large part of an SMTP
+    submission's intake (issue 18)."""
+    if len(values) == 1:
+        plain = _PLAIN_ADDRESS.fullmatch(values[0])
+        if plain:
+            bare, display, bracketed = plain.groups()
+            return [("", bare)] if bare else [(" ".join(display.split()), bracketed)]
+    return getaddresses(values)
+
+
 def _addresses(fields: dict[str, list[str]], name: str) -> list[str]:
     # Split before decoding: a decoded display name may hold the comma that separates addresses.
     values = fields.get(name)
     if not values:
         return []
     result = []
-    for display, address in getaddresses(values):
+    for display, address in read_addresses(values):
         if "@" not in address:
             continue
         result.append(_format(decode(display), clean(address).strip()))
@@ -138,8 +156,19 @@ def _payload(part: Message) -> bytes:
     return payload if isinstance(payload, bytes) else b""
 
 
+def charset_of(part: Message) -> str | None:
+    """`part.get_content_charset()`, reading a plain `charset=token` with one regex (each stdlib
+    parameter lookup parses the whole header again: issue 18); anything unusual goes to the stdlib."""
+    header = str(part.get("content-type", ""))
+    if "*" not in header and header.lower().count("charset") == 1:
+        plain = _PLAIN_CHARSET.search(header)
+        if plain:
+            return (plain.group(1) if plain.group(1) is not None else plain.group(2)).lower()
+    return part.get_content_charset()
+
+
 def _decoded_text(part: Message) -> str:
-    charset = part.get_content_charset() or "utf-8"
+    charset = charset_of(part) or "utf-8"
     data = _payload(part)
     try:
         text = data.decode(charset, "replace")
@@ -153,9 +182,17 @@ def _is_attachment(part: Message, content_type: str) -> bool:
     if disposition == "attachment":
         return True
     text = content_type.startswith("text/")
-    if text and not part.get_filename():
+    if text and not _has_filename(part):
         return False
     return disposition == "inline" or bool(part.get("content-id")) or not text
+
+
+def _has_filename(part: Message) -> bool:
+    """`part.get_filename()` is set; answered without parsing parameters when neither a disposition
+    header nor a `name` parameter could supply one (a text part, most often: issue 18)."""
+    if part.get("content-disposition") is None and "name" not in str(part.get("content-type", "")).lower():
+        return False
+    return bool(part.get_filename())
 
 
 def _attachment(part: Message, content_type: str) -> Part:
