@@ -32,7 +32,7 @@ from benchmarks import targets, wrk
 
 API_KEY = "re_bench_smtp_key"
 CONCURRENCY = 8
-ROUNDS = 3
+ROUNDS = 5
 COUNTS = {"one connection": 400, "connection per message": 150, f"{CONCURRENCY} clients": 800}
 
 
