@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -42,7 +41,6 @@ from emulator.core.checkpoint import SAFETY_PAGES, Checkpointer
 from emulator.core.config import DEFAULT_ACCOUNT
 from emulator.core.tx import Host, Params, Row, Tx, Write, apply_writes
 
-_YIELDS = int(os.environ.get('YIELDS', '0'))
 __all__ = ["DEFER_ROWS", "KERNEL_TABLES", "Database", "Host", "Params", "Row", "Tx", "Write"]
 
 # Deferred writes (request logs, `last_used_at`) ride with a writing commit only once this many wait or
