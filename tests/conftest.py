@@ -18,6 +18,8 @@ from emulator.core.config import Settings
 from emulator.testing import EmulatorServer
 
 if TYPE_CHECKING:
+    from playwright.sync_api import Browser
+
     from tests.webhooks_helpers import Receiver
 
 KEY = "re_test_123"
@@ -98,6 +100,30 @@ def live_server() -> Iterator[EmulatorServer]:
     """A real server (uvicorn in a thread, 127.0.0.1, port 0) shared by a module; reset it per test."""
     with EmulatorServer(make_settings(port=0)) as server:
         yield server
+
+
+@pytest.fixture(scope="module")
+def server(live_server: EmulatorServer) -> EmulatorServer:
+    """The module's live server under the name the browser and guard tests use (a module may define its
+    own `server` with other settings)."""
+    return live_server
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Debian's Chromium, one per module (tests/ui_helpers.py; imported here only when asked for)."""
+    from tests.ui_helpers import chromium
+
+    with chromium() as launched:
+        yield launched
+
+
+@pytest.fixture
+def api(server: EmulatorServer) -> Iterator[httpx.Client]:
+    """An API client for `server`, whose state is reset first."""
+    with httpx.Client(base_url=server.url, headers=AUTH, timeout=30) as client:
+        assert client.post("/_emulator/reset").status_code == 200
+        yield client
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from starlette.testclient import TestClient
 from emulator.app import create_app
 from tests.conftest import AUTH, make_settings
 from tests.contacts_helpers import contact, segment, topic
-from tests.webhooks_helpers import Receiver, create_hook, verify_all
+from tests.webhooks_helpers import Receiver, create_hook, deliver, verify_all
 
 CONTACT_EVENTS = ["contact.created", "contact.updated", "contact.deleted", "contact.topics.updated"]
 TOPIC_EVENTS = ["topic.created", "topic.updated", "topic.deleted"]
@@ -26,10 +26,6 @@ def live(receiver: Receiver) -> Iterator[TestClient]:
     with TestClient(create_app(make_settings(clock_start=START)), headers=AUTH,
                     raise_server_exceptions=False) as test_client:
         yield test_client
-
-
-def deliver(client: TestClient) -> None:
-    assert client.post("/_emulator/webhooks/flush").status_code == 200
 
 
 def test_contact_lifecycle_events_carry_contact_event_data(live: TestClient, receiver: Receiver) -> None:

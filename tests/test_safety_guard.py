@@ -4,7 +4,6 @@ drive the control plane, and a request naming a foreign Host (DNS rebinding) get
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,6 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from emulator.testing import EmulatorServer
-from tests.conftest import AUTH
 from tests.emails_helpers import email
 from tests.ui_helpers import CHROMIUM, CHROMIUM_ARGS, OtherOrigin, running_server
 
@@ -70,19 +68,6 @@ def _attack_page(base: str, snapshot: Path, inbox: str) -> str:
     }})();
     """
     return f"<!doctype html><html><body>{''.join(forms)}<script>{script}</script></body></html>"
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[EmulatorServer]:
-    with running_server() as running:
-        yield running
-
-
-@pytest.fixture
-def api(server: EmulatorServer) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.url, headers=AUTH, timeout=30) as client:
-        assert client.post("/_emulator/reset").status_code == 200
-        yield client
 
 
 def _state(api: httpx.Client, snapshot: Path) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from starlette.testclient import TestClient
 from emulator.app import create_app
 from tests.conftest import AUTH, make_settings
 from tests.emails_helpers import send
-from tests.webhooks_helpers import Receiver, create_hook, verify_all
+from tests.webhooks_helpers import Receiver, create_hook, deliver, verify_all
 
 START = datetime.now(UTC).replace(microsecond=0)
 STAMP = START.strftime("%Y-%m-%d %H:%M:%S.000+00")
@@ -25,10 +25,6 @@ def live(receiver: Receiver) -> Iterator[TestClient]:
     with TestClient(create_app(make_settings(clock_start=START)), headers=AUTH,
                     raise_server_exceptions=False) as test_client:
         yield test_client
-
-
-def deliver(client: TestClient) -> None:
-    assert client.post("/_emulator/webhooks/flush").status_code == 200
 
 
 def test_manual_and_batch_adds_and_removals_are_delivered(live: TestClient, receiver: Receiver) -> None:

@@ -15,8 +15,7 @@ import pytest
 from playwright.sync_api import Browser, Page, ViewportSize, expect
 
 from emulator.testing import EmulatorServer
-from tests.conftest import AUTH
-from tests.ui_helpers import BROWSER, Tracker, chromium, running_server
+from tests.ui_helpers import BROWSER, Tracker
 
 pytestmark = BROWSER
 UI = "/_emulator/ui"
@@ -25,25 +24,6 @@ PNG = base64.b64decode(
 )
 DESKTOP: ViewportSize = {"width": 1280, "height": 800}
 MOBILE: ViewportSize = {"width": 390, "height": 844}
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[EmulatorServer]:
-    with running_server() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
-
-
-@pytest.fixture
-def api(server: EmulatorServer) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.url, headers=AUTH, timeout=30) as client:
-        assert client.post("/_emulator/reset").status_code == 200
-        yield client
 
 
 @pytest.fixture

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Iterator
 
 import httpx
 import pytest
 from playwright.sync_api import Browser, Page, ViewportSize, expect
 
 from emulator.testing import EmulatorServer
-from tests.conftest import AUTH
-from tests.ui_helpers import BROWSER, chromium, running_server
+from tests.ui_helpers import BROWSER
 
 pytestmark = BROWSER
 UI = "/_emulator/ui"
@@ -24,25 +22,6 @@ FLEX_EMAIL = """<!doctype html><html><head><style>.row { display: flex; }</style
 <div class="row"><a href="javascript:alert(1)">Open</a> <a href="https://acme.dev/orders/1042">Order</a></div>
 <img src="https://cdn.acme.dev/a-very-long-path/that-keeps-going/and-going/banner-image-1200x400.png">
 </body></html>"""
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[EmulatorServer]:
-    with running_server() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
-
-
-@pytest.fixture
-def api(server: EmulatorServer) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.url, headers=AUTH, timeout=30) as client:
-        assert client.post("/_emulator/reset").status_code == 200
-        yield client
 
 
 def open_page(browser: Browser, viewport: ViewportSize, url: str, **options: object) -> Page:

@@ -103,6 +103,11 @@ def create_hook(client: TestClient, url: str, events: list[str]) -> dict[str, An
     return response.json()  # type: ignore[no-any-return]
 
 
+def deliver(client: TestClient) -> None:
+    """Send every pending webhook delivery now."""
+    assert client.post("/_emulator/webhooks/flush").status_code == 200
+
+
 def advance(client: TestClient, **amount: float) -> None:
     assert client.post("/_emulator/clock/advance", json=amount).status_code == 200
 
