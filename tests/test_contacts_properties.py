@@ -11,7 +11,7 @@ from tests.openapi_oracle import check
 PROPERTY_NOT_FOUND = error(404, "not_found", "Contact property not found")
 
 
-def test_create_and_get_whole_bodies_iso_with_offset(client: TestClient) -> None:
+def test_create_and_get_whole_bodies_in_the_contact_timestamp_form(client: TestClient) -> None:
     advance(client, 0.678)
     response = client.post("/contact-properties", json={
         "key": "company_name", "type": "string", "fallback_value": "Acme Corp"})
@@ -19,7 +19,7 @@ def test_create_and_get_whole_bodies_iso_with_offset(client: TestClient) -> None
     assert (response.status_code, response.json()) == (201, {"object": "contact_property", "id": property_id})
     assert client.get(f"/contact-properties/{property_id}").json() == {
         "object": "contact_property", "id": property_id, "key": "company_name", "type": "string",
-        "fallback_value": "Acme Corp", "created_at": "2026-05-14T09:00:00.678+00:00"}
+        "fallback_value": "Acme Corp", "created_at": "2026-05-14 09:00:00.678+00"}
 
 
 def test_number_property_without_fallback(client: TestClient) -> None:
@@ -96,9 +96,9 @@ def test_list_newest_first_without_object(client: TestClient) -> None:
     listed = client.get("/contact-properties").json()
     assert listed == {"object": "list", "has_more": False, "data": [
         {"id": second, "key": "seats", "type": "number", "fallback_value": None,
-         "created_at": "2026-05-14T09:00:01.000+00:00"},
+         "created_at": "2026-05-14 09:00:01+00"},
         {"id": first, "key": "plan", "type": "string", "fallback_value": "free",
-         "created_at": "2026-05-14T09:00:00.000+00:00"}]}
+         "created_at": "2026-05-14 09:00:00+00"}]}
     assert client.get("/contact-properties?limit=1").json()["has_more"] is True
 
 

@@ -182,17 +182,17 @@ def test_metrics_totals_count_each_contact_once(client: TestClient) -> None:
     contact(client, "b@example.org", unsubscribed=True, segments=[{"id": news}])
     contact(client, "c@example.org")
     assert client.get("/segments/metrics").json() == {
-        "object": "segments_metrics", "metrics": ["all_contacts", "subscribers", "unsubscribers"],
-        "dimensions": [], "sort_by": "date", "sort_order": "desc",
+        "object": "metrics", "metrics": ["all_contacts", "subscribers", "unsubscribers"],
+        "dimensions": [],
         "totals": {"all_contacts": 3, "subscribers": 2, "unsubscribers": 1}}
     got = client.get(f"/segments/metrics?dimensions=segment&filter[segment_id]={beta},{news}"
                      "&metrics=all_contacts&metrics=unsubscribers").json()
     assert got == {
-        "object": "segments_metrics", "metrics": ["all_contacts", "unsubscribers"],
-        "dimensions": ["segment"], "sort_by": "date", "sort_order": "desc",
+        "object": "metrics", "metrics": ["all_contacts", "unsubscribers"],
+        "dimensions": ["segment"],
         "totals": {"all_contacts": 2, "unsubscribers": 1},
-        "data": [{"segment_id": news, "segment_name": "News", "all_contacts": 2, "unsubscribers": 1},
-                 {"segment_id": beta, "segment_name": "Beta", "all_contacts": 1, "unsubscribers": 0}]}
+        "data": [{"id": news, "name": "News", "all_contacts": 2, "unsubscribers": 1},
+                 {"id": beta, "name": "Beta", "all_contacts": 1, "unsubscribers": 0}]}
 
 
 def test_metrics_rows_sort_by_date_or_by_a_metric(client: TestClient) -> None:
@@ -206,7 +206,7 @@ def test_metrics_rows_sort_by_date_or_by_a_metric(client: TestClient) -> None:
 
     def names(query: str) -> list[tuple[str, int]]:
         data = client.get(f"/segments/metrics?dimensions=segment&metrics=subscribers{query}").json()["data"]
-        return [(row["segment_name"], row["subscribers"]) for row in data]
+        return [(row["name"], row["subscribers"]) for row in data]
 
     assert names("") == [("Empty", 0), ("News", 1), ("Beta", 2)]
     assert names("&sort_order=asc") == [("Beta", 2), ("News", 1), ("Empty", 0)]

@@ -155,7 +155,7 @@ def test_attachments_three_encodings_path_and_inline(client: TestClient) -> None
         "logo.png": (len(PNG), "image/png", "inline"),
         "alt.png": (len(PNG), "image/x-custom", "inline"),
     }
-    assert rows["logo.png"]["content_id"] == "logo" and "content_id" not in rows["receipt.pdf"]
+    assert rows["logo.png"]["content_id"] == "logo" and rows["receipt.pdf"]["content_id"] is None
     one = client.get(f"/emails/{email_id}/attachments/{rows['receipt.pdf']['id']}").json()
     assert one == {"object": "attachment", **rows["receipt.pdf"]}
     assert one["expires_at"] == "2026-05-14T10:00:00.000Z"

@@ -203,14 +203,17 @@ def _attachment_meta(row: Row, with_size: bool = True) -> dict[str, Any]:
     return meta
 
 
-def _summary(row: Row, attachments: list[Row]) -> dict[str, Any]:
-    return {
+def _summary(row: Row, attachments: list[Row], single: bool = False) -> dict[str, Any]:
+    summary = {
         "id": row["id"], "to": json.loads(row["to_addrs"]), "from": row["from_addr"],
         "created_at": iso_z(from_db(row["created_at"])), "subject": row["subject"],
         "bcc": json.loads(row["bcc"]), "cc": json.loads(row["cc"]), "reply_to": json.loads(row["reply_to"]),
-        "message_id": row["message_id"], "received_for": json.loads(row["received_for"]),
-        "attachments": [_attachment_meta(a) for a in attachments],
+        "message_id": row["message_id"],
     }
+    if single:  # `received_for` only on the single-email view: the docs' list example has none
+        summary["received_for"] = json.loads(row["received_for"])
+    summary["attachments"] = [_attachment_meta(a) for a in attachments]
+    return summary
 
 
 def event_data(row: Row, attachments: list[Row]) -> dict[str, Any]:
@@ -264,7 +267,7 @@ def serialize(tx: Tx, row: Row, attachments: list[Row], base_url: str, html_form
     if html is not None and html_format == "data_uri":
         html = _inline_data_uris(html, attachments)
     url, expires_at = signed_url(tx, base_url, raw_path(row["id"]))
-    body = {"object": "email", **_summary(row, attachments)}
+    body = {"object": "email", **_summary(row, attachments, single=True)}
     body.update({
         "html": html, "html_format": html_format, "text": row["text"], "headers": json.loads(row["headers"]),
         "authentication": json.loads(row["authentication"]),

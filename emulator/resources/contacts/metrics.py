@@ -68,13 +68,15 @@ async def segment_metrics(tx: Tx, query: QueryParams) -> dict[str, Any]:
     else:
         totals = await tx.one(f"SELECT {columns} FROM contacts c WHERE c.account = ?", (tx.account,))
     assert totals is not None
-    body: dict[str, Any] = {"object": "segments_metrics", "metrics": metrics, "dimensions": dimensions,
-                            "sort_by": sort_by, "sort_order": sort_order, "totals": _counts(totals, metrics)}
+    # The docs' example answers `object: "metrics"` with only these four keys; `sort_by`/`sort_order` are
+    # accepted as query parameters but not echoed back.
+    body: dict[str, Any] = {"object": "metrics", "metrics": metrics, "dimensions": dimensions,
+                            "totals": _counts(totals, metrics)}
     if "segment" in dimensions:
         rows = await _per_segment(tx, columns, metrics, segment_ids)
         key = "seq" if sort_by == "date" else sort_by
         rows.sort(key=lambda row: (row[key], row["seq"]), reverse=sort_order == "desc")
-        body["data"] = [{"segment_id": row["id"], "segment_name": row["name"], **_counts(row, metrics)}
+        body["data"] = [{"id": row["id"], "name": row["name"], **_counts(row, metrics)}
                         for row in rows]
     return body
 

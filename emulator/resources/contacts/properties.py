@@ -14,7 +14,7 @@ from emulator.api.ops import ApiRequest, Op
 from emulator.core import validate
 from emulator.core.errors import invalid, not_found
 from emulator.core.pages import fetch_page, list_body, parse_page
-from emulator.resources.contacts.store import iso_offset
+from emulator.resources.contacts.store import postgres
 
 if TYPE_CHECKING:
     from emulator.core.db import Row, Tx
@@ -41,7 +41,7 @@ def _fallback(body: dict[str, Any], kind: str) -> Any:
 
 def serialize(row: Row) -> dict[str, Any]:
     return {"object": "contact_property", "id": row["id"], "key": row["key"], "type": row["type"],
-            "fallback_value": json.loads(row["fallback_value"]), "created_at": iso_offset(row["created_at"])}
+            "fallback_value": json.loads(row["fallback_value"]), "created_at": postgres(row["created_at"])}
 
 
 async def definitions(tx: Tx) -> dict[str, Row]:

@@ -107,7 +107,8 @@ def email_key(email: str) -> str:
 
 
 def postgres(value: str) -> str:
-    """`2025-11-30 20:41:40.84216+00` (contacts, segments) [rec]."""
+    """`2025-11-30 20:41:40.84216+00` (contacts, segments, contact properties) [rec]: for properties the
+    docs' example form, still ISO 8601 with a UTC offset as seed §2.4 asks."""
     return pg_timestamp(from_db(value))
 
 
@@ -115,11 +116,6 @@ def millis(value: str | datetime) -> str:
     """`2026-01-06 22:59:55.977+00`: segment memberships [seed §2.5], topics, imports."""
     moment = from_db(value) if isinstance(value, str) else value
     return moment.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "+00"
-
-
-def iso_offset(value: str) -> str:
-    """`2026-01-06T23:47:56.678+00:00`: contact properties ("ISO 8601 with UTC offset") [seed §2.4]."""
-    return from_db(value).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "+00:00"
 
 
 async def find_contact(tx: Tx, id_or_email: str) -> Row | None:

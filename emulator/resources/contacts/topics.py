@@ -23,10 +23,15 @@ SUBSCRIPTIONS = ("opt_in", "opt_out")
 VISIBILITIES = ("public", "private")
 
 
-def serialize(row: Row) -> dict[str, Any]:
-    return {"object": "topic", "id": row["id"], "name": row["name"], "description": row["description"],
+def list_item(row: Row) -> dict[str, Any]:
+    # List items carry no `object` (docs list-topics); the single-topic view does.
+    return {"id": row["id"], "name": row["name"], "description": row["description"],
             "default_subscription": row["default_subscription"], "visibility": row["visibility"],
             "created_at": millis(row["created_at"])}
+
+
+def serialize(row: Row) -> dict[str, Any]:
+    return {"object": "topic", **list_item(row)}
 
 
 def _event_data(row: Row, deleted: bool = False) -> dict[str, Any]:
@@ -67,7 +72,7 @@ async def get_topic(tx: Tx, topic_id: str) -> dict[str, Any]:
 
 async def list_topics(tx: Tx, query: Any) -> dict[str, Any]:
     rows, has_more = await fetch_page(tx, "topics", parse_page(query, optional_limit=False))
-    return list_body([serialize(row) for row in rows], has_more)
+    return list_body([list_item(row) for row in rows], has_more)
 
 
 async def update_topic(tx: Tx, topic_id: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -101,8 +101,8 @@ def list_item(row: Row) -> dict[str, Any]:
 def serialize(row: Row, with_object: bool = True) -> dict[str, Any]:
     body: dict[str, Any] = {"object": "domain"} if with_object else {}
     body.update(list_item(row))
-    if row["tracking_subdomain"]:
-        body["tracking_subdomain"] = row["tracking_subdomain"]
+    # Always present, null until set (the docs' create/get examples; the OpenAPI marks it nullable).
+    body["tracking_subdomain"] = row["tracking_subdomain"] or None
     body["records"] = json.loads(row["records"])
     return body
 

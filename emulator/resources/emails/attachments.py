@@ -29,7 +29,10 @@ DOWNLOAD_LIFETIME = timedelta(hours=1)  # documented for received attachments; r
 SHARE_DEFAULT = timedelta(hours=48)
 SHARE_MAX = timedelta(hours=48)
 RECEIVED = "received_emails"  # emulator/resources/receiving.py: shares work for received mail too
-DURATION_PART = re.compile(r"(\d+)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?)")
+_PART = r"(\d+(?:\.\d+)?)\s*(seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d)(?![a-z])"
+DURATION_PART = re.compile(_PART)
+DURATION = re.compile(rf"{_PART}(?:\s*(?:,\s*|and\s+)?{_PART})*")
+DURATION_MAX_LENGTH = 64
 UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
@@ -55,9 +58,9 @@ def attachment_item(emu: Host, row: Row, base_url: str, now: datetime) -> dict[s
     item: dict[str, Any] = {
         "id": row["id"], "filename": row["filename"], "size": row["size"],
         "content_type": row["content_type"], "content_disposition": row["disposition"],
+        # Always present, null when not inline (as received attachments show it).
+        "content_id": row["content_id"] or None,
     }
-    if row["content_id"]:
-        item["content_id"] = row["content_id"]
     item["download_url"] = (f"{base_url}/_emulator/files/emails/{row['email_id']}/attachments/{row['id']}"
                             f"?expires={stamp}&signature={signature}")
     item["expires_at"] = iso_z(expires)
@@ -96,19 +99,20 @@ async def http_get_attachment(tx: Tx, req: ApiRequest) -> dict[str, Any]:
 # ---- share -------------------------------------------------------------------------------------
 
 def parse_duration(value: Any) -> timedelta:
-    """`10m`, `2 hours`, `1 day`, `1h 30m` (emails.md §7); at most 48 hours."""
+    """`10m`, `2 hours`, `1 day`, `1h 30m`, `1.5h` (emails.md §7): one or more number-unit parts, longest
+    unit names first so `hours` is not read as `h` + garbage; at most 48 hours. A JSON number is refused:
+    the field is a string [openapi] and a bare number names no unit."""
     message = ("Invalid `expires_in` field. Use a duration such as `10m`, `2 hours`, `1 day` or `1h 30m`,"
                " at most 48 hours.")
-    if not isinstance(value, str):
+    if not isinstance(value, str) or len(value) > DURATION_MAX_LENGTH:
         raise invalid(message)
     text = value.strip().lower()
-    parts = DURATION_PART.findall(text)
-    if not parts or DURATION_PART.sub("", text).strip(" ,and") != "":
+    if not DURATION.fullmatch(text):
         raise invalid(message)
-    total = timedelta(seconds=sum(int(n) * UNIT_SECONDS[unit[0]] for n, unit in parts))
-    if total <= timedelta(0) or total > SHARE_MAX:
+    seconds = sum(float(number) * UNIT_SECONDS[unit[0]] for number, unit in DURATION_PART.findall(text))
+    if not 0 < seconds <= SHARE_MAX.total_seconds():  # compared as a float: no timedelta overflow
         raise invalid(message)
-    return total
+    return timedelta(seconds=seconds)
 
 
 async def _shareable(tx: Tx, email_id: str) -> None:

@@ -86,11 +86,11 @@ def webhook_timestamp(value: datetime) -> str:
 
 
 def list_item(row: Row) -> dict[str, Any]:
-    # The docs say list items carry `signing_secret`, the OpenAPI item omits it: send the superset.
+    # The docs' current example and the OpenAPI item agree: no `signing_secret` in a list (a list should
+    # not hand out secrets; create, get and rotate do).
     return {
-        "id": row["id"], "endpoint": row["endpoint"], "events": json.loads(row["events"]),
-        "status": row["status"], "created_at": webhook_timestamp(from_db(row["created_at"])),
-        "signing_secret": row["secret"],
+        "id": row["id"], "created_at": webhook_timestamp(from_db(row["created_at"])),
+        "status": row["status"], "endpoint": row["endpoint"], "events": json.loads(row["events"]),
     }
 
 
@@ -107,12 +107,23 @@ def event_item(row: Row) -> dict[str, Any]:
             "status": row["status"]}
 
 
+def documented_payload(payload: dict[str, Any]) -> dict[str, Any]:
+    """The payload as the retrieve-event docs show it: an outbound email event's `data` is the OpenAPI
+    OutboundEmailEventData, without the `message_id` the delivery itself carries (docs webhooks/emails/*);
+    received mail keeps it (EmailReceivedEventData requires it)."""
+    data = payload.get("data")
+    kind = str(payload.get("type", ""))
+    if not kind.startswith("email.") or kind == "email.received" or not isinstance(data, dict):
+        return payload
+    return {**payload, "data": {key: value for key, value in data.items() if key != "message_id"}}
+
+
 def event_body(row: Row) -> dict[str, Any]:
     pending = row["status"] in ("pending", "attempting") and row["next_attempt_at"]
     return {
         "object": "webhook_event", **event_item(row),
         "next_attempt_at": iso_z(from_db(row["next_attempt_at"])) if pending else None,
-        "payload": message_payload(row),
+        "payload": documented_payload(message_payload(row)),
     }
 
 
