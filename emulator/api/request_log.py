@@ -69,7 +69,9 @@ def redact(raw: bytes) -> str | None:
     """The body as text with every credential replaced; None when too large to keep."""
     if len(raw) > MAX_LOGGED_BODY:
         return None
-    text = raw.decode("utf-8", "replace")
+    # `utf-8-sig`: a body that starts with a BOM parses as JSON, so it is logged without one; otherwise
+    # every later reader of the log (GET /logs/{id}, the Logs page) would find text that does not parse.
+    text = raw.decode("utf-8-sig", "replace")
     if _MARKER.search(text) is None:
         return text  # the common case costs a few substring checks, no parse
     try:

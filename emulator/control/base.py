@@ -14,14 +14,19 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from emulator.api.ops import emulator_of, json_response
+from emulator.control.fields import NUMBER, STRING, Spec, check
 from emulator.core import errors, jsontext
 from emulator.core.clock import parse_iso
 from emulator.core.errors import ApiError
 
 PREFIX = "/_emulator"
+INSTANT: Spec = {"at": STRING}
+ADVANCE_UNITS = {"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400, "ms": 0.001}
+ADVANCE: Spec = dict.fromkeys(ADVANCE_UNITS, NUMBER)
 
 
-async def body_of(request: Request) -> dict[str, Any]:
+async def body_of(request: Request, spec: Spec) -> dict[str, Any]:
+    """The JSON object a control route was sent, holding only the fields `spec` names (control/fields.py)."""
     raw = await request.body()
     if not raw.strip():
         return {}
@@ -31,7 +36,7 @@ async def body_of(request: Request) -> dict[str, Any]:
         raise ApiError(errors.MALFORMED_BODY, str(exc)) from None
     if not isinstance(body, dict):
         raise ApiError(errors.MALFORMED_BODY, "The request body must be a JSON object.")
-    return body
+    return check(body, spec)
 
 
 def _instant(body: dict[str, Any], field: str) -> Any:
@@ -45,9 +50,8 @@ def _instant(body: dict[str, Any], field: str) -> Any:
 
 
 def _seconds(body: dict[str, Any]) -> float:
-    units = {"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400, "ms": 0.001}
     total = 0.0
-    for name, factor in units.items():
+    for name, factor in ADVANCE_UNITS.items():
         value = body.get(name, 0)
         if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
             raise errors.invalid(f"`{name}` must be a non-negative number.")
@@ -80,7 +84,7 @@ def _move(change: Callable[[], None]) -> None:
 
 
 async def clock_freeze(request: Request) -> Response:
-    emu, body = emulator_of(request), await body_of(request)
+    emu, body = emulator_of(request), await body_of(request, INSTANT)
     _move(lambda: emu.clock.freeze(_instant(body, "at") if "at" in body else None))
     await emu.jobs.flush()
     return json_response(emu.clock.state())
@@ -93,7 +97,7 @@ async def clock_unfreeze(request: Request) -> Response:
 
 
 async def clock_set(request: Request) -> Response:
-    emu, body = emulator_of(request), await body_of(request)
+    emu, body = emulator_of(request), await body_of(request, INSTANT)
     at = _instant(body, "at")
     _move(lambda: emu.clock.set(at))
     await emu.jobs.flush()
@@ -102,7 +106,7 @@ async def clock_set(request: Request) -> Response:
 
 async def clock_advance(request: Request) -> Response:
     """Move time forward and run everything that became due (scheduled sends, retries) before replying."""
-    emu, body = emulator_of(request), await body_of(request)
+    emu, body = emulator_of(request), await body_of(request, ADVANCE)
     seconds = _seconds(body)
     _move(lambda: emu.clock.advance(seconds))
     await emu.jobs.flush()

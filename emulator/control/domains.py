@@ -8,6 +8,7 @@ from starlette.routing import Route
 
 from emulator.api.ops import emulator_of, json_response
 from emulator.control.base import PREFIX, body_of
+from emulator.control.fields import STRING
 from emulator.core.config import DEFAULT_ACCOUNT
 from emulator.resources.domains.service import set_verify_outcome
 
@@ -15,7 +16,7 @@ from emulator.resources.domains.service import set_verify_outcome
 async def control_verification(request: Request) -> Response:
     """`POST /_emulator/domains/{id}/verification {"outcome": …}`: what the next verify settles on."""
     emu = emulator_of(request)
-    body = await body_of(request)
+    body = await body_of(request, {"outcome": STRING, "account": STRING})
     domain_id = request.path_params["domain_id"]
     async with emu.transaction(body.get("account") or DEFAULT_ACCOUNT) as tx:
         await set_verify_outcome(tx, domain_id, str(body.get("outcome")))

@@ -16,6 +16,7 @@ INLINE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", 
                           "image/bmp", "image/x-icon", "image/vnd.microsoft.icon"})
 ACTIVE_TYPES = frozenset({"text/html", "application/xhtml+xml", "image/svg+xml", "text/xml",
                           "application/xml", "application/wasm", "text/xsl"})
+SAFE_HEADER_VALUE = re.compile(r"[\x20-\x7e]*")
 FILE_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; sandbox"
 
 
@@ -30,6 +31,8 @@ def served_type(content_type: str) -> str:
     render as a document there (script, HTML, SVG, XML) is served as bytes (issue 11: a
     `text/javascript` attachment could be loaded as a script). The download keeps its name."""
     base = content_type.split(";")[0].strip().lower()
+    if not SAFE_HEADER_VALUE.fullmatch(content_type):  # stored text of any kind must not break the header
+        return "application/octet-stream"
     if not base or base in ACTIVE_TYPES or "script" in base or base.endswith(("+xml", "/xml")):
         return "application/octet-stream"
     return content_type

@@ -21,6 +21,7 @@ from starlette.routing import Route
 from emulator.api.auth import selected_account
 from emulator.api.ops import emulator_of, json_response
 from emulator.control.base import PREFIX, body_of
+from emulator.control.fields import NUMBER, STRING, Spec
 from emulator.core.config import DEFAULT_ACCOUNT
 from emulator.core.db import Row
 from emulator.core.errors import invalid, not_found
@@ -28,6 +29,9 @@ from emulator.resources.emails import scripted, tracking
 
 PIXEL = base64.b64decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")
 NO_STORE = {"Cache-Control": "no-store, private"}
+CLICK: Spec = {"link": STRING, "ip_address": STRING, "user_agent": STRING}
+OUTCOME: Spec = {"outcome": STRING, "email_id": STRING, "to": STRING, "minutes": NUMBER, "reason": STRING,
+                 "bounce_type": STRING, "bounce_subtype": STRING, "account": STRING, "api_key": STRING}
 
 
 def _client_ip(request: Request) -> str:
@@ -65,6 +69,7 @@ async def _email(request: Request) -> tuple[Row, str]:
 
 
 async def simulate_open(request: Request) -> Response:
+    await body_of(request, {})  # takes no fields: a body that names one is refused, not ignored
     email, account = await _email(request)
     async with emulator_of(request).transaction(account) as tx:
         await tracking.record_open(tx, email)
@@ -72,7 +77,7 @@ async def simulate_open(request: Request) -> Response:
 
 
 async def simulate_click(request: Request) -> Response:
-    body = await body_of(request)
+    body = await body_of(request, CLICK)
     link = body.get("link")
     if not isinstance(link, str) or not link:
         raise invalid("`link` is required: the URL that was clicked.")
@@ -93,7 +98,7 @@ def _account(request: Request, body: dict[str, object]) -> str:
 
 
 async def add_outcome(request: Request) -> Response:
-    body = await body_of(request)
+    body = await body_of(request, OUTCOME)
     async with emulator_of(request).transaction(_account(request, body)) as tx:
         script = await scripted.add_script(tx, body)
     return json_response(script, 201)

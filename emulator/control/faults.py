@@ -30,6 +30,7 @@ from emulator.api.auth import selected_account
 from emulator.api.ops import emulator_of, json_response
 from emulator.api.ratelimit import ADVERTISED_LIMIT, headers_for
 from emulator.control.base import PREFIX, body_of
+from emulator.control.fields import INTEGER, STRING, Spec
 from emulator.core import errors
 from emulator.core.errors import ApiError, ErrorKind, invalid, not_found
 
@@ -41,6 +42,9 @@ if TYPE_CHECKING:
 FAULT_HEADER = "x-emulator-fault"
 METHODS = {"*", "GET", "POST", "PATCH", "PUT", "DELETE"}
 MAX_DELAY_MS = 600_000
+RULE: Spec = {"method": STRING, "path": STRING, "error": STRING, "status": INTEGER, "message": STRING,
+              "delay_ms": INTEGER, "times": INTEGER, "retry_after": INTEGER, "account": STRING,
+              "api_key": STRING}
 
 
 @dataclass
@@ -199,7 +203,7 @@ def parse_rule(emu: Emulator, body: dict[str, Any]) -> Rule:
 
 async def add_rule(request: Request) -> Response:
     emu = emulator_of(request)
-    rule = book(emu).add(parse_rule(emu, await body_of(request)))
+    rule = book(emu).add(parse_rule(emu, await body_of(request, RULE)))
     return json_response(rule.describe(), 201)
 
 

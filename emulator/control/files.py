@@ -12,6 +12,7 @@ from starlette.routing import Route
 
 from emulator.api.ops import emulator_of, error_response
 from emulator.control.base import PREFIX
+from emulator.control.downloads import file_response
 from emulator.core import errors
 from emulator.core.errors import ApiError, not_found
 from emulator.resources.emails.attachments import RECEIVED, expired, sign
@@ -29,9 +30,9 @@ async def download(request: Request) -> Response:
                            " WHERE id = ? AND email_id = ?", (attachment_id, email_id))
     if row is None:
         return error_response(not_found("Attachment"))
-    name = (row["filename"] or attachment_id).replace('"', "")
-    return Response(bytes(row["content"]), media_type=row["content_type"],
-                    headers={"Content-Disposition": f'{row["disposition"]}; filename="{name}"'})
+    # Any name, in any script: RFC 6266 `filename*` (a Latin-1-only header used to answer 500).
+    return file_response(bytes(row["content"]), row["content_type"], row["filename"] or attachment_id,
+                         inline=row["disposition"] == "inline")
 
 
 async def shared(request: Request) -> Response:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
+import re
+from email import errors as email_errors
 from email import policy
 from email.message import EmailMessage
 from email.utils import format_datetime, getaddresses
@@ -29,6 +31,7 @@ from emulator.api.auth import keyring
 from emulator.api.ops import emulator_of, json_response
 from emulator.control.base import PREFIX
 from emulator.control.downloads import eml_response, file_response
+from emulator.control.fields import ADDRESSES, ARRAY, OBJECT, STRING, Spec, check
 from emulator.core import errors, jsontext, validate
 from emulator.core.config import DEFAULT_ACCOUNT
 from emulator.core.errors import ApiError, invalid
@@ -38,6 +41,10 @@ from emulator.resources import receiving
 from emulator.resources.domains.service import managed_domain
 
 EXPIRED = "The download link is invalid or has expired."
+INBOUND: Spec = {"from": STRING, "to": ADDRESSES, "cc": ADDRESSES, "bcc": ADDRESSES, "reply_to": ADDRESSES,
+                 "subject": STRING, "text": STRING, "html": STRING, "headers": OBJECT, "attachments": ARRAY,
+                 "authentication": OBJECT, "raw": STRING, "recipients": ADDRESSES}
+FIELD_NAME = re.compile(r"[!-9;-~]{1,200}")  # RFC 5322 §3.6.8: printable ASCII but the colon
 
 
 # ---- injection ----------------------------------------------------------------------------------
@@ -66,16 +73,32 @@ def _add_attachments(message: EmailMessage, items: Any) -> None:
             data = base64.b64decode(item["content"], validate=True)
         except (binascii.Error, ValueError):
             raise invalid("Invalid `attachments` field. `content` must be base64.") from None
-        filename = item.get("filename")
-        maintype, _, subtype = (item.get("content_type") or guess_content_type(filename)).partition("/")
-        cid = item.get("content_id")
+        filename, content_type, cid = (_line(item, key) for key in ("filename", "content_type", "content_id"))
+        maintype, _, subtype = (content_type or guess_content_type(filename)).partition("/")
+        if maintype.lower() in ("multipart", "message"):  # containers, not files: the bytes would be lost
+            raise invalid("Invalid `attachments` field. `content_type` must be the type of a file.")
         message.add_attachment(data, maintype=maintype, subtype=subtype or "octet-stream",
                                filename=filename, disposition="inline" if cid else "attachment",
                                cid=f"<{cid}>" if cid else None)
 
 
+def _line(item: dict[str, Any], name: str) -> str | None:
+    value = item.get(name)
+    if value is not None and (not isinstance(value, str) or any(c in value for c in "\r\n\x00")):
+        raise invalid(f"Invalid `attachments` field. `{name}` must be a single-line string.")
+    return value
+
+
 def compose(body: dict[str, Any], message_id: str, date: Any) -> tuple[bytes, list[str]]:
     """A JSON description → (RFC 5322 bytes, envelope recipients)."""
+    try:
+        return _compose(body, message_id, date)
+    except (ValueError, TypeError, email_errors.MessageError) as exc:
+        # The stdlib refusing what it was given (a content type it cannot build, say): the caller's input.
+        raise invalid(f"The message cannot be built: {str(exc)[:200]}") from None
+
+
+def _compose(body: dict[str, Any], message_id: str, date: Any) -> tuple[bytes, list[str]]:
     sender = validate.string(body, "from", required_=True)
     to, cc, bcc = _list(body, "to", required=True), _list(body, "cc"), _list(body, "bcc")
     message = EmailMessage(policy=policy.SMTP)
@@ -88,16 +111,25 @@ def compose(body: dict[str, Any], message_id: str, date: Any) -> tuple[bytes, li
     message["Subject"] = validate.string(body, "subject") or ""
     message["Date"] = format_datetime(date)
     message["Message-ID"] = message_id
-    for name, value in (validate.obj(body, "headers") or {}).items():
-        if not isinstance(value, str) or "\n" in value or "\r" in value:
-            raise invalid(f"Invalid `headers` field. The value of `{name}` must be a single-line string.")
-        message[name] = value
+    _add_headers(message, validate.obj(body, "headers") or {})
     text, html = validate.string(body, "text"), validate.string(body, "html")
     message.set_content(text or "")
     if html is not None:
         message.add_alternative(html, subtype="html")
     _add_attachments(message, body.get("attachments"))
     return message.as_bytes(), [*to, *cc, *bcc]
+
+
+def _add_headers(message: EmailMessage, headers: dict[str, Any]) -> None:
+    """Extra headers; one the composer already wrote (`Message-ID`, `Date`, `Subject`...) is replaced by
+    the caller's value, since a message carries at most one of each."""
+    for name, value in headers.items():
+        if not FIELD_NAME.fullmatch(name):
+            raise invalid(f"Invalid `headers` field. `{name[:100]}` is not a header name.")
+        if not isinstance(value, str) or "\n" in value or "\r" in value or "\x00" in value:
+            raise invalid(f"Invalid `headers` field. The value of `{name}` must be a single-line string.")
+        del message[name]
+        message[name] = value
 
 
 def _header_recipients(raw: bytes) -> list[str]:
@@ -122,7 +154,7 @@ async def _inject(request: Request) -> tuple[bytes, list[str], dict[str, Any] | 
         raise ApiError(errors.MALFORMED_BODY, str(exc)) from None
     if not isinstance(body, dict):
         raise ApiError(errors.MALFORMED_BODY, "The request body must be a JSON object.")
-    authentication = validate.obj(body, "authentication")
+    authentication = validate.obj(check(body, INBOUND), "authentication")
     if body.get("raw") is not None:
         raw = (validate.string(body, "raw") or "").encode()
         return raw, _list(body, "recipients") or _header_recipients(raw), authentication

@@ -9,6 +9,7 @@ from starlette.routing import Route
 
 from emulator.api.ops import emulator_of, json_response
 from emulator.control.base import PREFIX, body_of
+from emulator.control.fields import INTEGER, STRING
 from emulator.core import errors
 from emulator.resources.oauth import settings
 
@@ -18,7 +19,8 @@ async def show(request: Request) -> Response:
 
 
 async def change(request: Request) -> Response:
-    emu, body = emulator_of(request), await body_of(request)
+    emu, body = emulator_of(request), await body_of(
+        request, {"consent": STRING, "account": STRING, "registration_limit": INTEGER})
     account = body.get("account")
     if isinstance(account, str):
         async with emu.transaction() as tx:

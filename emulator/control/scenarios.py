@@ -41,6 +41,7 @@ from starlette.routing import Route
 from emulator.api.auth import FULL_ACCESS, SENDING_ACCESS, Credential, account_of_key, keyring
 from emulator.api.ops import emulator_of, json_response
 from emulator.control.base import PREFIX, body_of
+from emulator.control.fields import OBJECT, STRING, Spec
 from emulator.core.config import DEFAULT_ACCOUNT
 from emulator.core.errors import ApiError, invalid
 from emulator.resources import api_keys, contacts
@@ -67,6 +68,7 @@ KINDS = ("api_keys", "domains", "templates", "webhooks", "contact_properties", "
          "topics", "contacts", "emails", "demo")
 PLANNED = {"broadcasts"}
 DESCRIPTIVE = {"name", "description"}
+LOAD: Spec = {"name": STRING, "path": STRING, "scenario": OBJECT, "api_key": STRING}
 DOMAIN_OUTCOMES = ("verified", "failed", "partially_verified", "partially_failed", "temporary_failure")
 
 
@@ -250,7 +252,7 @@ async def _account_for(emu: Emulator, request: Request, body: dict[str, Any]) ->
 
 
 async def load_route(request: Request) -> Response:
-    emu, body = emulator_of(request), await body_of(request)
+    emu, body = emulator_of(request), await body_of(request, LOAD)
     if "scenario" in body:
         scenario = check(body["scenario"])
     elif isinstance(body.get("name") or body.get("path"), str):

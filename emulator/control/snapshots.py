@@ -32,6 +32,7 @@ from emulator.api import request_log
 from emulator.api.auth import keyring
 from emulator.api.ops import emulator_of, json_response
 from emulator.control.base import PREFIX, body_of
+from emulator.control.fields import STRING
 from emulator.core.errors import ApiError, invalid
 from emulator.core.ids import ACCOUNT_COUNTER_PREFIX
 from emulator.resources import api_keys
@@ -201,6 +202,8 @@ class Baseline:
     async def close(self) -> None:
         await self.connection.close()
 
+PATH = {"path": STRING}
+
 
 def _path(emu: Emulator, body: dict[str, Any], refusal: Callable[[Path], ApiError]) -> str:
     """The file the body names; with --snapshot-dir, relative to it and never outside it."""
@@ -219,12 +222,13 @@ def _path(emu: Emulator, body: dict[str, Any], refusal: Callable[[Path], ApiErro
 
 async def save_route(request: Request) -> Response:
     emu = emulator_of(request)
-    return json_response(await save(emu, _path(emu, await body_of(request), _cannot_write)))
+    return json_response(await save(emu, _path(emu, await body_of(request, PATH), _cannot_write)))
 
 
 async def restore_route(request: Request) -> Response:
     emu = emulator_of(request)
-    path = _path(emu, await body_of(request), lambda path: invalid(f"No emulator snapshot at `{path}`."))
+    body = await body_of(request, PATH)
+    path = _path(emu, body, lambda path: invalid(f"No emulator snapshot at `{path}`."))
     return json_response(await restore(emu, path))
 
 

@@ -11,6 +11,7 @@ from starlette.routing import Route
 
 from emulator.api.ops import emulator_of, json_response
 from emulator.control.base import PREFIX, body_of
+from emulator.control.fields import ARRAY, INTEGER, NUMBER, STRING, Spec
 from emulator.core.errors import invalid, not_found
 from emulator.resources.webhooks.faults import (
     DEFAULT_TIMEOUT_MS,
@@ -21,6 +22,13 @@ from emulator.resources.webhooks.faults import (
     parse_rule,
 )
 
+TARGET: Spec = {"webhook_id": STRING, "url": STRING}
+RULE: Spec = {**TARGET, "action": STRING, "status": INTEGER, "body": STRING, "delay_ms": INTEGER,
+              "count": INTEGER}
+RANDOM: Spec = {**TARGET, "seed": INTEGER, "statuses": ARRAY, "failure_rate": NUMBER, "timeout_rate": NUMBER,
+                "refuse_rate": NUMBER}
+CONFIG: Spec = {"timeout_ms": INTEGER, "retry_scale": NUMBER}
+
 
 async def list_faults(request: Request) -> Response:
     return json_response(book(emulator_of(request)).describe())
@@ -28,7 +36,7 @@ async def list_faults(request: Request) -> Response:
 
 async def add_rule(request: Request) -> Response:
     faults = book(emulator_of(request))
-    rule = parse_rule(await body_of(request), f"wflt_{faults.counter + 1}")
+    rule = parse_rule(await body_of(request, RULE), f"wflt_{faults.counter + 1}")
     faults.counter += 1
     faults.rules.append(rule)
     return json_response(asdict(rule), 201)
@@ -53,7 +61,7 @@ async def remove_rule(request: Request) -> Response:
 
 async def set_random(request: Request) -> Response:
     faults = book(emulator_of(request))
-    faults.random_mode = parse_random(await body_of(request))
+    faults.random_mode = parse_random(await body_of(request, RANDOM))
     return json_response(faults.describe())
 
 
@@ -73,7 +81,7 @@ async def get_config(request: Request) -> Response:
 
 async def set_config(request: Request) -> Response:
     """`timeout_ms` per attempt; `retry_scale` multiplies the retry delays (1 = Resend's schedule)."""
-    faults, body = book(emulator_of(request)), await body_of(request)
+    faults, body = book(emulator_of(request)), await body_of(request, CONFIG)
     if "timeout_ms" in body:
         faults.timeout_ms = int_field(body, "timeout_ms", DEFAULT_TIMEOUT_MS, 1, 600_000)
     if "retry_scale" in body:

@@ -31,6 +31,14 @@ def _json(text: str | None) -> Any:
     return json.loads(text) if text else None
 
 
+def _logged(text: str | None) -> Any:
+    """A logged body: JSON when it parses, else the text as stored (a log row must never break the page)."""
+    try:
+        return _json(text)
+    except ValueError:
+        return text
+
+
 async def logs(request: Request) -> Response:
     async with emulator_of(request).transaction(account_of(request)) as tx:
         tx.include_deferred()
@@ -39,7 +47,7 @@ async def logs(request: Request) -> Response:
         )
         header = await page_chrome(tx, "logs")
     entries = [
-        {**row, "request_body": _json(row["request_body"]), "response_body": _json(row["response_body"])}
+        {**row, "request_body": _logged(row["request_body"]), "response_body": _logged(row["response_body"])}
         for row in rows
     ]
     return page(request, "logs.html", {**header, "logs": entries})
