@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from email.header import Header
 from email.utils import encode_rfc2231, format_datetime, formataddr
-from html.parser import HTMLParser
 from typing import Protocol
 
 from emulator.core.addresses import split_named
+from emulator.mime.html_tokens import LinearHTMLParser
 
 # The message is written directly rather than built from `email.message` objects and flattened by
 # the generator: that path cost 0.4–2.5 ms for a small email (header parsing and folding per line),
@@ -289,9 +289,9 @@ _SKIP = frozenset({"script", "style", "head", "title", "template", "noscript"})
 _VOID_SKIP = frozenset({"meta", "link"})
 
 
-class _TextExtractor(HTMLParser):
+class _TextExtractor(LinearHTMLParser):
     def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
+        super().__init__()
         self.lines: list[str] = []
         self.line: list[str] = []
         self.skip_depth = 0

@@ -45,11 +45,13 @@ _REMOTE = re.compile(
     r"""(?:\b(?:src|background|srcset)\s*=\s*(?:["']\s*)?|url\(\s*(?:["']\s*)?)(?:https?:)?//""",
     re.IGNORECASE,
 )
-_HEAD = re.compile(r"<head(?:\s[^>]*)?>", re.IGNORECASE)
+# Each attempt stops where the next one would begin, so a run without the terminator is read once, not
+# once per attempt (issue 25): `<head ` or `color-scheme` repeated without `>` or `dark`.
+_HEAD = re.compile(r"<head(?:\s[^<>]*)?>", re.IGNORECASE)
 _DOCTYPE = re.compile(r"\s*<!doctype[^>]*>", re.IGNORECASE)
 _BASE = re.compile(r"<base[\s>]", re.IGNORECASE)
 _SCHEME = re.compile(r"prefers-color-scheme\s*:\s*(dark|light)", re.IGNORECASE)
-_DARK_CAPABLE = re.compile(r"color-scheme[^;>]*dark", re.IGNORECASE)
+_DARK_CAPABLE = re.compile(r"color-scheme(?:(?!color-scheme)[^;>])*dark", re.IGNORECASE)
 
 
 def frame_csp(origin: str, remote: bool, nonce: str) -> str:

@@ -82,8 +82,9 @@ async def decide(request: Request) -> Response:
     approved = form.get("decision") == "approve"
     try:
         async with emulator_of(request).transaction() as tx:
-            location = await authorize.decide(tx, request.path_params["id"], form.get("account", ""),
-                                              approved)
+            # Without an `account` field the form means the account the page preselected.
+            account = form.get("account") or account_of(request)
+            location = await authorize.decide(tx, request.path_params["id"], account, approved)
     except ApiError as error:
         return _gone(request, error) if error.status == 404 else page(
             request, "error.html", {"title": "Cannot authorize", "message": error.message}, error.status)

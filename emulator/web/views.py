@@ -12,6 +12,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from emulator.api.ops import emulator_of, json_response
+from emulator.control import qa
 from emulator.control.downloads import file_response
 from emulator.control.outbox import STATUSES
 from emulator.core.config import DEFAULT_ACCOUNT
@@ -113,6 +114,8 @@ async def message(request: Request) -> Response:
         model = await view_model(tx, box, row, remote)
         model["events"] = await activity.events_for(tx, message_id)
         chrome = await _chrome(tx, box.name)
+    if model["qa"] is not None:
+        model["qa"] = await qa.report(row["id"], model["qa"])
     model["back_url"] = f"{UI}/" if box is SENT else f"{UI}/received"
     model["pending"] = activity.any_pending(model["events"])
     return _remember_account(request, page(request, "message.html", {**chrome, "m": model}))

@@ -8,10 +8,15 @@
 
 `account`/`api_key` in the query scope the lookup like the other outbox routes. Nothing is fetched from
 the network: the checks read the email as stored (as the recipient gets it, tracking included).
+
+The checks grow with the HTML (linear, ~1 s per MB of dense markup), so they run in a worker thread after
+the transaction that read the email: the server keeps answering meanwhile (`material` inside the
+transaction, `report` after it).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -28,7 +33,7 @@ from emulator.control.qa.plaintext import check_text
 from emulator.control.qa.scan import scan
 from emulator.control.qa.unsubscribe import check_unsubscribe
 from emulator.mime.message import html_to_text
-from emulator.resources.emails.service import email_eml, email_text
+from emulator.resources.emails.service import email_eml
 
 if TYPE_CHECKING:
     from emulator.core.db import Row, Tx
@@ -40,7 +45,7 @@ class Material:
 
     html: str | None
     text: str | None
-    generated_text: bool
+    text_auto: bool
     headers: list[dict[str, str]]
     tracking: dict[str, tuple[str, str | None]]
     content_ids: set[str]
@@ -60,23 +65,24 @@ def _tracking_urls(material: Material) -> list[tuple[str, str | None]]:
     return found
 
 
-def _generated(row: Row, text: str | None) -> bool:
+def _generated(found: Material) -> bool:
     """Made from the HTML because the sender gave no text. Rendering the `.eml` stores that text and
     clears `text_auto`, so a stored text equal to the HTML's own rendering counts as generated too."""
-    if not row["html"]:
+    if not found.html:
         return False
-    return bool(row["text_auto"]) or (text is not None and text == html_to_text(row["html"]))
+    return found.text_auto or (found.text is not None and found.text == html_to_text(found.html))
 
 
 async def material(tx: Tx, row: Row) -> Material:
+    """What the checks read, from the database (in `tx`); the checks themselves run in `report`."""
     links = await tx.all("SELECT token, kind, url FROM email_links WHERE account = ? AND email_id = ?",
                          (row["account"], row["id"]))
     parts = await tx.all("SELECT content_id FROM email_attachments WHERE account = ? AND email_id = ?"
                          " AND content_id IS NOT NULL", (row["account"], row["id"]))
-    text = email_text(row)
+    text_auto = bool(row["text_auto"])
+    headers = message_headers(await email_eml(tx, row))  # fills in a generated text part, once
     return Material(
-        html=row["html"], text=text, generated_text=_generated(row, text),
-        headers=message_headers(await email_eml(tx, row)),
+        html=row["html"], text=row["text"], text_auto=text_auto, headers=headers,
         tracking={link["token"]: (link["kind"], link["url"]) for link in links},
         content_ids={str(part["content_id"]).strip("<>").lower() for part in parts},
     )
@@ -86,20 +92,24 @@ CHECKS: dict[str, Callable[[Material], dict[str, Any]]] = {
     "html": lambda found: check_html(found.html),
     "links": lambda found: check_links(found.html, found.tracking, found.content_ids),
     "unsubscribe": lambda found: check_unsubscribe(found.headers),
-    "text": lambda found: check_text(found.html, found.text, found.generated_text, found.targets()),
+    "text": lambda found: check_text(found.html, found.text, _generated(found), found.targets()),
 }
 
 
-async def email_report(tx: Tx, row: Row, checks: tuple[str, ...] = tuple(CHECKS)) -> dict[str, Any]:
-    """The named checks of `row` (read in `tx`, scoped to the email's account)."""
-    found = await material(tx, row)
-    return {"object": "qa_report", "email_id": row["id"], **{name: CHECKS[name](found) for name in checks}}
+def _run(email_id: str, found: Material, checks: tuple[str, ...]) -> dict[str, Any]:
+    return {"object": "qa_report", "email_id": email_id, **{name: CHECKS[name](found) for name in checks}}
+
+
+async def report(email_id: str, found: Material, checks: tuple[str, ...] = tuple(CHECKS)) -> dict[str, Any]:
+    """The named checks of one email's `material`, in a worker thread (call it outside a transaction)."""
+    return await asyncio.to_thread(_run, email_id, found, checks)
 
 
 async def _report_of(request: Request, checks: tuple[str, ...]) -> dict[str, Any]:
     row = await requested_email(request)
     async with emulator_of(request).transaction(row["account"]) as tx:
-        return await email_report(tx, row, checks)
+        found = await material(tx, row)
+    return await report(row["id"], found, checks)
 
 
 def _one(check: str) -> Callable[[Request], Awaitable[Response]]:

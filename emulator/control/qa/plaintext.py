@@ -13,7 +13,9 @@ from typing import Any
 from emulator.control.qa.findings import problem, status_of
 from emulator.control.qa.scan import scan
 
-_TAG = re.compile(r"</?(p|br|div|table|td|tr|a|span|img|html|body)\b[^>]*>", re.IGNORECASE)
+# `[^<>]*`, not `[^>]*`: each attempt stops at the next `<`, so a run of `<p <p <p` without any `>`
+# is read once, not once per `<p` (issue 25).
+_TAG = re.compile(r"</?(p|br|div|table|td|tr|a|span|img|html|body)\b[^<>]*>", re.IGNORECASE)
 _PLACEHOLDER = re.compile(r"\{\{\{?\s*[\w.|]+\s*\}?\}\}")
 SHORT_RATIO = 1 / 3  # a text part with under a third of the HTML's words is likely a stub
 

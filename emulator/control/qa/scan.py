@@ -1,21 +1,24 @@
 """One pass over an email's HTML: the elements, attributes and CSS it uses, each with its source line.
 
 The QA checks (compatibility, links) read this inventory instead of parsing the HTML themselves. The
-stdlib parser is forgiving like mail clients are: broken markup still yields what could be read.
+tokenizer (mime/html_tokens.py) is forgiving like mail clients are, and linear on hostile markup.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import lru_cache
-from html.parser import HTMLParser
 
-# Comments are blanked, not removed, so offsets keep pointing at the same lines.
-_CSS_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+from emulator.mime.html_tokens import LinearHTMLParser
+
+# Every pattern is tried only where a match can begin (after a delimiter, at the start of a run): a
+# pattern free to start anywhere rescans a long run once per character (issue 25: 100 KB of `a` in a
+# <style> took a minute). The matches found are the ones the unanchored patterns found.
 _AT_RULE = re.compile(r"@([a-zA-Z-]+)([^{;]*)")
-_RULE = re.compile(r"([^{}@;]+)\{([^{}]*)\}")
-_FUNCTION = re.compile(r"([a-z][a-z0-9-]*)\(")
+_RULE = re.compile(r"(?<![^{}@;])([^{}@;]+)\{([^{}]*)\}")
+_FUNCTION = re.compile(r"(?<![a-z0-9-])([a-z0-9-]+)\(")
 _UNIT = re.compile(r"\d(vmin|vmax|rem|px|em|ex|ch|cm|mm|in|pt|pc|vh|vw|%)(?![a-z])")
 
 
@@ -53,22 +56,38 @@ class Inventory:
 
 def declarations(block: str, line: int) -> list[Declaration]:
     """`a: b; c: d` (a style attribute or a rule's body starting on `line`)."""
-    found, offset = [], 0
+    found, offset, counted = [], 0, 0
     for part in block.split(";"):
         prop, colon, value = part.partition(":")
         if colon and prop.strip():
             lead = len(part) - len(part.lstrip())
-            found.append(Declaration(prop.strip().lower(), value.strip(),
-                                     line + block.count("\n", 0, offset + lead)))
+            line += block.count("\n", counted, offset + lead)  # counted forward: linear in the block
+            counted = offset + lead
+            found.append(Declaration(prop.strip().lower(), value.strip(), line))
         offset += len(part) + 1
     return found
 
 
-def scan_css(css: str, first_line: int, into: Inventory) -> None:
-    css = _CSS_COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), css)
+def blank_comments(css: str) -> str:
+    """`/* … */` blanked, line breaks kept (so offsets keep pointing at the same lines); an unclosed
+    comment runs to the end, as in CSS."""
+    parts, at = [], 0
+    while (start := css.find("/*", at)) >= 0:
+        end = css.find("*/", start + 2)
+        end = len(css) if end < 0 else end + 2
+        comment = css[start:end]
+        parts += [css[at:start], re.sub(r"[^\n]", " ", comment) if "\n" in comment else " " * len(comment)]
+        at = end
+    return "".join([*parts, css[at:]])
 
-    def line_at(offset: int) -> int:
-        return first_line + css.count("\n", 0, offset)
+
+def scan_css(css: str, first_line: int, into: Inventory) -> None:
+    css = blank_comments(css)
+
+    breaks = [at for at, char in enumerate(css) if char == "\n"]
+
+    def line_at(offset: int) -> int:  # a search in the line breaks, not a count from the start each time
+        return first_line + bisect_left(breaks, offset)
 
     for match in _AT_RULE.finditer(css):
         into.at_rules.append(AtRule(match.group(1).lower(), match.group(2).strip(), line_at(match.start())))
@@ -80,9 +99,9 @@ def scan_css(css: str, first_line: int, into: Inventory) -> None:
         into.declarations.extend(declarations(match.group(2), line_at(match.start(2))))
 
 
-class _Scanner(HTMLParser):
+class _Scanner(LinearHTMLParser):
     def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
+        super().__init__()
         self.inventory = Inventory()
         self._in_style = False
 
@@ -148,8 +167,9 @@ def index(inventory: Inventory) -> Index:
     for declaration in inventory.declarations:
         found.props.setdefault(declaration.prop, []).append(declaration)
         value = declaration.value.lower()
-        for name in _FUNCTION.findall(value):
-            found.functions.setdefault(name, []).append(declaration.line)
+        for run in _FUNCTION.findall(value):
+            if name := run.lstrip("0123456789-"):  # a name starts with a letter
+                found.functions.setdefault(name, []).append(declaration.line)
         for unit in _UNIT.findall(value):
             found.units.setdefault(unit, []).append(declaration.line)
         if value == "initial":

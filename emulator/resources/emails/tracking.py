@@ -38,8 +38,9 @@ TABLES = [
         url TEXT
     )""",
 ]
-# An opening <a …> tag, then its href attribute: both patterns are linear (no nested repetition).
-_ANCHOR = re.compile(r"<a\b[^>]*>", re.IGNORECASE)
+# An opening <a …> tag (its end is the next `>`, found with str.find: a pattern `<a\b[^>]*>` rescans
+# the rest of the input for every `<a` when no `>` follows, issue 25), then its href attribute.
+_ANCHOR_START = re.compile(r"<a\b", re.IGNORECASE)
 _HREF = re.compile(r"""(\bhref\s*=\s*)(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE)
 _BODY_END = re.compile(r"</body\s*>", re.IGNORECASE)
 UNTRACKED = ("/_emulator/unsubscribe/", "{{{RESEND_UNSUBSCRIBE_URL}}}")
@@ -63,7 +64,7 @@ def _new_link(tx: Tx, email_id: str, kind: str, url: str | None) -> str:
 
 
 def _rewrite_links(tx: Tx, email_id: str, html: str) -> str:
-    def anchor(match: re.Match[str]) -> str:
+    def anchor(tag: str) -> str:
         def href(attr: re.Match[str]) -> str:
             quoted = attr.group(2) if attr.group(2) is not None else attr.group(3)
             url = html_lib.unescape(quoted)
@@ -71,9 +72,16 @@ def _rewrite_links(tx: Tx, email_id: str, html: str) -> str:
                 return attr.group(0)
             return f'{attr.group(1)}"{html_lib.escape(_new_link(tx, email_id, "click", url))}"'
 
-        return _HREF.sub(href, match.group(0), count=1)
+        return _HREF.sub(href, tag, count=1)
 
-    return _ANCHOR.sub(anchor, html)
+    parts, at = [], 0
+    while (start := _ANCHOR_START.search(html, at)) is not None:
+        end = html.find(">", start.end())
+        if end < 0:  # no `>` left: no later `<a` can be a tag either
+            break
+        parts += [html[at:start.start()], anchor(html[start.start():end + 1])]
+        at = end + 1
+    return "".join([*parts, html[at:]])
 
 
 def _with_pixel(tx: Tx, email_id: str, html: str) -> str:

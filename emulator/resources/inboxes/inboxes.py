@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 _LOCAL = re.compile(r"^[a-z0-9._%+-]{1,64}$")
 _FROM_NAME_FORBIDDEN = re.compile(r"[:<>\x00-\x1f\x7f]")
 IN_USE = "The email address `{address}` is already used by another inbox."
+NOT_ON_ACCOUNT = "The domain `{name}` was not found on your account. Add it at resend.com/domains."
 
 
 def _address(body: dict[str, Any]) -> tuple[str, str]:
@@ -58,7 +59,7 @@ def _from_name(body: dict[str, Any]) -> str | None:
 async def _domain(tx: Tx, name: str, forwarding: bool) -> Row:
     row = await tx.one("SELECT * FROM domains WHERE account = ? AND name = ?", (tx.account, name))
     if row is None:
-        raise invalid(f"The domain `{name}` was not found on your account. Add it at resend.com/domains.")
+        raise invalid(NOT_ON_ACCOUNT.format(name=name))
     if tx.emu.settings.strict_domains and row["status"] != "verified":
         raise invalid(f"The domain `{name}` is not verified. Please, add and verify your domain.")
     if not forwarding and row["receiving"] != "enabled":
@@ -67,14 +68,17 @@ async def _domain(tx: Tx, name: str, forwarding: bool) -> Row:
     return row
 
 
-async def _taken(tx: Tx, column: str, address: str) -> bool:
-    # Addresses are unique across accounts: mail to one address reaches one inbox.
-    return await tx.one(f"SELECT id FROM inboxes WHERE {column} = ?", (address,)) is not None
-
-
-def _conflict(address: str) -> ApiError:
-    # [docs] a used address answers 409; the error name is undocumented ([recommendation] `conflict`).
-    return ApiError(errors.CONFLICT, IN_USE.format(address=address))
+async def _check_free(tx: Tx, column: str, address: str, domain_name: str) -> None:
+    """Addresses are unique across accounts: mail to one address reaches one inbox. Taken in this
+    account: 409 ([docs]; the error name is undocumented, [recommendation] `conflict`). Taken in another
+    (another team, or another isolated key): the domain is that account's, so the answer is the one for a
+    domain the caller does not own, and tells nothing about the other account's inboxes."""
+    row = await tx.one(f"SELECT account FROM inboxes WHERE {column} = ?", (address,))
+    if row is None:
+        return
+    if row["account"] == tx.account:
+        raise ApiError(errors.CONFLICT, IN_USE.format(address=address))
+    raise invalid(NOT_ON_ACCOUNT.format(name=domain_name))
 
 
 async def create_inbox(tx: Tx, body: dict[str, Any], source: str = "api") -> Reply:
@@ -87,10 +91,9 @@ async def create_inbox(tx: Tx, body: dict[str, Any], source: str = "api") -> Rep
     receiving = None
     if forwarding:
         receiving = f"{address.partition('@')[0]}.{domain_name.split('.')[0]}@{managed_domain(tx.account)}"
-    if await _taken(tx, "email_address", address):
-        raise _conflict(address)
-    if receiving is not None and await _taken(tx, "receiving_address", receiving):
-        raise _conflict(receiving)
+    await _check_free(tx, "email_address", address, domain_name)
+    if receiving is not None:  # on the account's own managed domain: taken only by its own inboxes
+        await _check_free(tx, "receiving_address", receiving, managed_domain(tx.account))
     row: Row = {"id": tx.new_id(), "account": tx.account, "name": name or address, "email_address": address,
                 "domain_id": domain["id"], "receiving_address": receiving, "from_name": from_name,
                 "agent_actions": "[]", "created_at": tx.now_db, "updated_at": tx.now_db}

@@ -178,6 +178,10 @@ async def pending_authorization(tx: Tx, authorization_id: str) -> tuple[Authoriz
 
 
 async def decide(tx: Tx, authorization_id: str, account: str, approved: bool) -> str:
+    """The consent form's answer. The account comes from the person at the form, so an unknown one is
+    their mistake (422), not the emulator's."""
     request, _ = await pending_authorization(tx, authorization_id)
+    if approved and await tx.one("SELECT id FROM accounts WHERE id = ?", (account,)) is None:
+        raise errors.invalid(f"The account `{account[:200]}` does not exist in this emulator.")
     tx.queue("UPDATE oauth_authorizations SET decided_at = ? WHERE id = ?", (tx.now_db, authorization_id))
     return await approve(tx, request, account) if approved else deny(request)
