@@ -28,8 +28,7 @@ def test_create_without_name_is_missing_required_field(client: TestClient) -> No
                                 "name": "missing_required_field"}
 
 
-def test_create_rejects_long_name_and_bad_permission(client: TestClient) -> None:
-    assert client.post("/api-keys", json={"name": "x" * 51}).json()["name"] == "validation_error"
+def test_create_rejects_a_bad_permission(client: TestClient) -> None:
     bad = client.post("/api-keys", json={"name": "k", "permission": "admin"})
     assert (bad.status_code, bad.json()["name"]) == (422, "validation_error")
 
