@@ -112,6 +112,11 @@ def build_parser() -> argparse.ArgumentParser:
            action="store_true")
     option("--rate-limit", "RATE_LIMIT", "enforce this many requests per second per account"
            " (default 0: headers only, never 429)", type=int, default=0)
+    option("--daily-quota", "DAILY_QUOTA", "refuse sends past N emails a UTC day per account with 429"
+           " daily_quota_exceeded (each recipient counts; default 0: no limit, headers only)", type=int,
+           default=0, metavar="N")
+    option("--monthly-quota", "MONTHLY_QUOTA", "the same per UTC month: 429 monthly_quota_exceeded"
+           " (default 0: no limit)", type=int, default=0, metavar="N")
     option("--isolate-keys", "ISOLATE_KEYS", "every distinct well-formed key gets its own isolated"
            " account (for test suites sharing one server)", action="store_true")
     scenarios = ", ".join(bundled_scenarios())
@@ -150,12 +155,16 @@ def parse_settings(argv: Sequence[str] | None = None) -> Settings:
         keys = [k.strip() for k in (_env("API_KEYS") or "").split(",") if k.strip()]
     if args.port < 0 or args.port > 65535:
         build_parser().error(f"--port must be between 0 and 65535, not {args.port}")
+    for flag, value in (("--daily-quota", args.daily_quota), ("--monthly-quota", args.monthly_quota)):
+        if value < 0:
+            build_parser().error(f"{flag} must be 0 (no limit) or a positive number, not {value}")
     return Settings(
         host=args.host, port=args.port, smtp=not args.no_smtp, smtp_port=args.smtp_port,
         smtps_port=args.smtps_port, smtp_auth_plaintext=args.smtp_auth_plaintext,
         tls_cert=args.tls_cert, tls_key=args.tls_key, db=args.db, seed=args.seed, api_keys=keys,
         clock=args.clock, clock_start=args.clock_start, strict_domains=args.strict_domains,
-        rate_limit=args.rate_limit, isolate_keys=args.isolate_keys, seed_file=args.seed_file,
+        rate_limit=args.rate_limit, daily_quota=args.daily_quota, monthly_quota=args.monthly_quota,
+        isolate_keys=args.isolate_keys, seed_file=args.seed_file,
         restore=args.restore, quiet=args.quiet, log_requests=args.log_requests,
         snapshot_dir=args.snapshot_dir, max_emails=args.max_emails, max_age=args.max_age,
         allowed_hosts=args.allowed_host or _names(_env("ALLOWED_HOSTS")),

@@ -16,7 +16,7 @@ from emulator.api import idempotency, request_log
 from emulator.api.auth import Credential, authenticate
 from emulator.api.ops import ApiRequest, FormBody, Op, Reply, dumps, send_json
 from emulator.api.ratelimit import rate_limit
-from emulator.core import errors, jsontext
+from emulator.core import errors, jsontext, quota
 from emulator.core.errors import ApiError
 
 if TYPE_CHECKING:
@@ -68,6 +68,17 @@ async def run_op(emu: Emulator, op: Op, request: Request) -> tuple[int, Any, Cre
     return op.status, result, credential
 
 
+async def quota_headers(emu: Emulator, account: str) -> dict[str, str]:
+    """`x-resend-daily-quota` / `x-resend-monthly-quota`: in memory, read once per account by the loader
+    the emails group registers (the API layer does not know its tables)."""
+    usage = quota.current(emu, account, emu.clock.now())
+    loader = emu.state.get(quota.LOADER)
+    if usage is None and loader is not None:
+        async with emu.transaction(account) as tx:
+            usage = await loader(tx)
+    return usage.headers() if usage is not None else {}
+
+
 class ApiEndpoint:
     """The ASGI app of one API path, dispatching on the method.
 
@@ -93,6 +104,8 @@ class ApiEndpoint:
             status, body = error.status, error.body()
             headers = {**headers, **error.headers}
             credential = getattr(request.state, "credential", None)
+        if status < 300 and credential is not None:
+            headers = {**headers, **await quota_headers(emu, credential.account)}
         payload = dumps(body)
         request_log.record(emu, request, credential, status, payload)
         # Headers a `before_op` hook asked for on a request it let through (control/faults.py: delays).

@@ -26,6 +26,9 @@ class Settings:
     clock_start: datetime | None = None
     strict_domains: bool = False
     rate_limit: int = 0
+    # Refuse sends past this many emails a UTC day / month of the account (0: no limit; core/quota.py).
+    daily_quota: int = 0
+    monthly_quota: int = 0
     isolate_keys: bool = False
     seed_file: str | None = None
     restore: str | None = None

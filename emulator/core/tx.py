@@ -117,6 +117,12 @@ class Tx:
         return self._state.begun
 
     @property
+    def unit(self) -> object:
+        """What every view of this transaction shares (`as_account`), alive until the transaction ends:
+        a key for state kept beside it (core/quota.py's in-flight counts)."""
+        return self._state
+
+    @property
     def callbacks(self) -> list[Callable[[], None]]:
         return self._state.callbacks
 

@@ -116,7 +116,9 @@ class Handler:
 def reply_for(error: ApiError) -> str:
     """An API error as one SMTP reply line ([rec] smtp.md: 550 5.7.1 <message>, 451 for retry-later)."""
     message = " ".join(error.message.split())[:400]
-    if error.kind in (errors.RATE_LIMIT_EXCEEDED, errors.CONCURRENT_IDEMPOTENT_REQUESTS):
+    # The daily quota resets at midnight UTC: a temporary failure the client may retry then.
+    if error.kind in (errors.RATE_LIMIT_EXCEEDED, errors.CONCURRENT_IDEMPOTENT_REQUESTS,
+                      errors.DAILY_QUOTA_EXCEEDED):
         return f"451 4.7.0 {message}"
     if error.status >= 500:
         return f"451 4.3.0 {message}"

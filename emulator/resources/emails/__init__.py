@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from emulator.resources.emails import attachments, metrics, outcomes, scripted, service, tracking
+from emulator.core.quota import LOADER
+from emulator.resources.emails import attachments, metrics, outcomes, quota, scripted, service, tracking
 from emulator.resources.emails.fields import EmailDraft
 from emulator.resources.emails.fields import attachments as parse_attachments
 from emulator.resources.emails.schedule import parse_scheduled_at
@@ -19,6 +20,7 @@ OPS = [*service.OPS, *metrics.OPS, *attachments.OPS]
 
 def install(emu: Any) -> None:
     outcomes.install(emu)
+    emu.state[LOADER] = quota.usage
 
 
 __all__ = ["OPS", "TABLES", "EmailDraft", "install", "parse_attachments", "parse_scheduled_at"]

@@ -22,7 +22,7 @@ from emulator.core.jsontext import compact
 from emulator.core.pages import UUID, fetch_page, list_body, parse_page
 from emulator.mime.message import MimeAttachment, OutgoingMessage, html_to_text, render_message
 from emulator.resources.domains.service import verified_domain
-from emulator.resources.emails import fields, outcomes, tracking
+from emulator.resources.emails import fields, outcomes, quota, tracking
 from emulator.resources.emails.fields import EmailDraft
 from emulator.resources.emails.schedule import parse_scheduled_at
 from emulator.resources.templates.service import resolve_template
@@ -231,6 +231,10 @@ async def store(tx: Tx, draft: EmailDraft, template_id: str | None, credential: 
     """Insert the email and start its life: scheduled, queued (batch) or sent at once. Broadcasts
     store each of their emails through here (`source="broadcast"`, their `broadcast_id`)."""
     assert draft.from_ is not None and draft.subject is not None
+    # Broadcasts (marketing mail, limited by contacts instead) and automation steps run as background
+    # jobs with no caller to answer a 429: they count towards the quota but are not refused.
+    await quota.spend(tx, len(draft.to) + len(draft.cc or ()) + len(draft.bcc or ()),
+                      enforce=source not in ("broadcast", "automation"))
     email_id, now_db = tx.new_id(), tx.now_db
     scheduled = draft.scheduled_at is not None and draft.scheduled_at > tx.now
     html = await tracking.tracked_html(tx, email_id, draft.from_, draft.html)
