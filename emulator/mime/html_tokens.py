@@ -19,13 +19,19 @@ from html import unescape
 
 _MARKUP = re.compile(r"<[A-Za-z/!?]")  # where markup can begin; any other `<` is text
 _TAG_NAME = re.compile(r"[^\s/>]*")
-_ATTR_NAME = re.compile(r"[^\s/>=]*")
-_SPACE = re.compile(r"\s*")
-_UNQUOTED = re.compile(r"[^\s>]*")
+_GAP = re.compile(r"[\s/]*")
+# A name (its first character may be `=`, as in HTML5), then maybe `= value`: quoted, or unquoted when it
+# does not start with a quote. A quote that never closes fails the value; _OPEN_QUOTE then tells.
+_ATTRIBUTE = re.compile(r"""([^\s/>][^\s/>=]*)(\s*=\s*(?:"([^"]*)"|'([^']*)'|(?!["'])([^\s>]*)))?""")
+_OPEN_QUOTE = re.compile(r"""\s*=\s*["']""")
 _RAW_TEXT = frozenset({"script", "style"})
 _RAW_END = {name: re.compile(rf"</{name}(?=[\s/>])", re.IGNORECASE) for name in _RAW_TEXT}
 
 Attrs = list[tuple[str, str | None]]
+
+
+def _decoded(text: str) -> str:
+    return unescape(text) if "&" in text else text
 
 
 class LinearHTMLParser:
@@ -93,7 +99,7 @@ class LinearHTMLParser:
     def _data(self, start: int, end: int, raw: bool = False) -> None:
         self._token_at = start
         text = self._html[start:end]
-        self.handle_data(text if raw or "&" not in text else unescape(text))
+        self.handle_data(text if raw else _decoded(text))
 
     def _markup(self, lt: int) -> int:
         """Handle the markup (or lone `<`) at `lt`; the offset after it."""
@@ -155,52 +161,27 @@ class LinearHTMLParser:
         assert name_match is not None
         name, at = name_match.group(0).lower(), name_match.end()
         attrs: Attrs = []
-        closing = False
-        while at < size:
-            char = html[at]
-            if char == ">":
+        while True:
+            gap = _GAP.match(html, at)
+            assert gap is not None
+            at = gap.end()
+            if at < size and html[at] == ">":
                 break
-            if char.isspace() or char == "/":
-                closing = char == "/"
-                at += 1
-                continue
-            closing = False
-            at = self._attribute(at, attrs)
-        if at >= size:  # end of input inside a tag: its text, as the stdlib parser reports it
-            self._data(lt, size)
-            return size
-        if closing:
+            attr = _ATTRIBUTE.match(html, at) if at < size else None
+            if attr is None or (attr.group(2) is None and _OPEN_QUOTE.match(html, attr.end())):
+                # End of input inside the tag (an open quote runs to it): its text, as the stdlib says.
+                self._data(lt, size)
+                return size
+            value = next((v for v in attr.group(3, 4, 5) if v is not None), None)
+            attrs.append((attr.group(1).lower(), None if value is None else _decoded(value)))
+            at = attr.end()
+        if gap.group(0).endswith("/"):
             self.handle_startendtag(name, attrs)
         else:
             self.handle_starttag(name, attrs)
         if name in _RAW_TEXT:
             return self._raw_text(name, at + 1)
         return at + 1
-
-    def _attribute(self, at: int, attrs: Attrs) -> int:
-        html, size = self._html, len(self._html)
-        name_match = _ATTR_NAME.match(html, at + 1)  # the first character may be `=` (HTML5)
-        assert name_match is not None
-        name, at = html[at:name_match.end()].lower(), name_match.end()
-        after_space = _SPACE.match(html, at)
-        assert after_space is not None
-        if html[after_space.end():after_space.end() + 1] != "=":
-            attrs.append((name, None))
-            return at
-        value_at = _SPACE.match(html, after_space.end() + 1)
-        assert value_at is not None
-        at = value_at.end()
-        quote = html[at:at + 1]
-        if quote in ("'", '"'):
-            end = html.find(quote, at + 1)
-            if end < 0:
-                return size  # an open quote runs to the end of input: the tag is dropped
-            attrs.append((name, unescape(html[at + 1:end])))
-            return end + 1
-        value = _UNQUOTED.match(html, at)
-        assert value is not None
-        attrs.append((name, unescape(value.group(0))))
-        return value.end()
 
     def _raw_text(self, name: str, start: int) -> int:
         """`script`/`style` content: text up to the closing tag, never parsed for markup."""
