@@ -14,7 +14,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from emulator.api.ops import emulator_of, json_response
-from emulator.control.fields import NUMBER, STRING, Spec, check
+from emulator.control.fields import AMOUNT, STRING, Spec, check
 from emulator.core import errors, jsontext
 from emulator.core.clock import parse_iso
 from emulator.core.errors import ApiError
@@ -22,7 +22,7 @@ from emulator.core.errors import ApiError
 PREFIX = "/_emulator"
 INSTANT: Spec = {"at": STRING}
 ADVANCE_UNITS = {"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400, "ms": 0.001}
-ADVANCE: Spec = dict.fromkeys(ADVANCE_UNITS, NUMBER)
+ADVANCE: Spec = dict.fromkeys(ADVANCE_UNITS, AMOUNT)  # the clock names its range for ±Infinity
 
 
 async def body_of(request: Request, spec: Spec) -> dict[str, Any]:

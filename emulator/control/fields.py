@@ -30,9 +30,15 @@ def _is_number(value: Any) -> bool:
     return _is_integer(value) or (isinstance(value, float) and math.isfinite(value))
 
 
+def _is_amount(value: Any) -> bool:
+    return _is_integer(value) or (isinstance(value, float) and not math.isnan(value))
+
+
 STRING = Kind("a string", lambda value: isinstance(value, str))
 INTEGER = Kind("an integer", _is_integer)
 NUMBER = Kind("a finite number", _is_number)
+# Infinity too, for a route that refuses an amount out of its range with its own, clearer message.
+AMOUNT = Kind("a number", _is_amount)
 BOOLEAN = Kind("a boolean", lambda value: isinstance(value, bool))
 OBJECT = Kind("an object", lambda value: isinstance(value, dict))
 ARRAY = Kind("an array", lambda value: isinstance(value, list))

@@ -26,8 +26,7 @@ from emulator.core.events import emit
 from emulator.core.pages import UUID, fetch_page, list_body, parse_page
 from emulator.mime.intake import Parsed, bare, parse
 from emulator.resources.domains.service import MANAGED_SUFFIX, managed_domain, receiving_domains
-from emulator.resources.emails import quota
-from emulator.resources.emails.service import email_eml
+from emulator.resources.emails.service import email_eml, spend_quota
 from emulator.resources.inboxes import accept_inbound
 
 if TYPE_CHECKING:
@@ -135,7 +134,7 @@ async def _store(tx: Tx, raw: bytes, parsed: Parsed, received_for: list[str],
         "authentication": json.dumps(authentication), "raw": raw, "created_at": tx.now_db,
     }
     await tx.insert("received_emails", row)
-    await quota.spend(tx, 1, enforce=False)  # received mail counts towards the quota, and is never refused
+    await spend_quota(tx, 1, enforce=False)  # received mail counts towards the quota, and is never refused
     for part in parsed.attachments:
         await tx.insert("received_attachments", {
             "id": tx.new_id(), "account": tx.account, "email_id": email_id, "filename": part.filename,

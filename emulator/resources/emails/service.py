@@ -266,6 +266,11 @@ async def store(tx: Tx, draft: EmailDraft, template_id: str | None, credential: 
     return email_id
 
 
+async def spend_quota(tx: Tx, count: int, enforce: bool = True) -> None:
+    """Count `count` emails towards the account's quota (received mail too); 429 past a set quota."""
+    await quota.spend(tx, count, enforce)
+
+
 async def _start(tx: Tx, row: Row, scheduled: bool, queued: bool, parsed: dict[str, Any]) -> None:
     if scheduled:
         data = outcomes.event_data(row, created=tx.now, parsed=parsed)
