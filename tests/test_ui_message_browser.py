@@ -281,6 +281,10 @@ def test_question_mark_shows_the_keyboard_shortcuts(server: EmulatorServer, api:
     page.keyboard.press("Escape")  # closes the help; it does not also leave the message
     expect(help_dialog).to_be_hidden()
     assert page.url == message_url
+    page.keyboard.press("?")
+    expect(help_dialog).to_be_visible()
+    page.locator("#help-close").click()
+    expect(help_dialog).to_be_hidden()
     page.keyboard.press("Escape")
     expect(page).to_have_url(f"{server.url}{UI}/")
 
