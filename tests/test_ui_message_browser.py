@@ -374,3 +374,12 @@ def test_the_inboxes_list_keeps_its_column_labels(
     assert labels == ['"Inbox"', '"Address"', '"Unread"', '"Drafts"', '"Last received"']
     cell = address.bounding_box()
     assert cell and cell["height"] > 30  # the label's line above the value
+
+
+def test_a_message_opened_from_a_search_that_is_no_longer_valid_steps_through_the_whole_list(
+        server: EmulatorServer, api: httpx.Client) -> None:
+    first, second = send(api, subject="First"), send(api, subject="Second")
+    page = httpx.get(f"{server.url}{UI}/messages/{second}?q=status:lost")
+    assert page.status_code == 200
+    assert f'href="{UI}/" id="back"' in page.text
+    assert f'href="{UI}/messages/{first}" id="older"' in page.text

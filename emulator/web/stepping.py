@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from emulator.control.search import index_new_mail
+from emulator.core.errors import ApiError
 from emulator.web.listing import Box, Filters, _where
 
 if TYPE_CHECKING:
@@ -21,8 +22,13 @@ async def _neighbour(tx: Tx, box: Box, filters: Filters, seq: int, newer: bool) 
 
 
 async def neighbours(tx: Tx, box: Box, filters: Filters, seq: int) -> dict[str, str | None]:
-    """`{"newer": url, "older": url}` of the messages above and below this one in its list."""
+    """The messages above (`newer`) and below (`older`) this one in its list, and the list's own query
+    (`list_query`, for the way back). A search that is not valid (any more) steps through the whole list."""
+    try:
+        _where(box, filters, tx.account)
+    except ApiError:
+        filters = Filters()
     if box.has_status and filters.q:
         index_new_mail(tx)
     return {"newer": await _neighbour(tx, box, filters, seq, newer=True),
-            "older": await _neighbour(tx, box, filters, seq, newer=False)}
+            "older": await _neighbour(tx, box, filters, seq, newer=False), "list_query": filters.query}

@@ -112,14 +112,10 @@ async def message(request: Request) -> Response:
         row = await message_row(tx, box, message_id)
         if row is None:
             return not_found(request, "Message")
-        try:
-            model = await view_model(tx, box, row, remote, filters)
-        except ApiError:  # a list search that is not valid (any more): step through the whole list
-            filters = Filters()
-            model = await view_model(tx, box, row, remote, filters)
+        model = await view_model(tx, box, row, remote, filters)
         model["events"] = await activity.events_for(tx, message_id)
         chrome = await _chrome(tx, box.name)
-    model["back_url"] = (f"{UI}/" if box is SENT else f"{UI}/received") + filters.query
+    model["back_url"] = (f"{UI}/" if box is SENT else f"{UI}/received") + str(model["list_query"])
     # Without a spamd the row says how to get one at once; with one, the Checks tab asks for it (spam.py).
     model["spam"] = None if emulator_of(request).settings.spamassassin else qa_spam.disabled()
     model["pending"] = activity.any_pending(model["events"])
