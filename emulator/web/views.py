@@ -15,6 +15,7 @@ from emulator.api.ops import emulator_of, json_response
 from emulator.control import qa
 from emulator.control.downloads import file_response
 from emulator.control.outbox import STATUSES
+from emulator.control.qa import spam as qa_spam
 from emulator.core.config import DEFAULT_ACCOUNT
 from emulator.core.errors import ApiError
 from emulator.resources.emails import service as emails
@@ -107,16 +108,19 @@ def _box(request: Request) -> Box:
 async def message(request: Request) -> Response:
     box, message_id = _box(request), request.path_params["id"]
     remote = request.query_params.get("remote") == "1"
+    filters = parse_filters(request.query_params)
     async with emulator_of(request).transaction(account_of(request)) as tx:
         row = await message_row(tx, box, message_id)
         if row is None:
             return not_found(request, "Message")
-        model = await view_model(tx, box, row, remote)
+        model = await view_model(tx, box, row, remote, filters)
         model["events"] = await activity.events_for(tx, message_id)
         chrome = await _chrome(tx, box.name)
     if model["qa"] is not None:
         model["qa"] = await qa.report(row["id"], model["qa"])
-    model["back_url"] = f"{UI}/" if box is SENT else f"{UI}/received"
+    model["back_url"] = (f"{UI}/" if box is SENT else f"{UI}/received") + str(model["list_query"])
+    # Without a spamd the row says how to get one at once; with one, the Checks tab asks for it (spam.py).
+    model["spam"] = None if emulator_of(request).settings.spamassassin else qa_spam.disabled()
     model["pending"] = activity.any_pending(model["events"])
     return _remember_account(request, page(request, "message.html", {**chrome, "m": model}))
 
