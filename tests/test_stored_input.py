@@ -23,7 +23,7 @@ from tests.oauth_helpers import authorize_params, register
 from tests.views_helpers import assert_every_view_answers
 
 NAME = "Übersicht ✓ 2026.bin"
-GENEROUS = 2.0  # seconds: the defects took 4–12 s on 50–100 KB; a shared 2-core machine is noisy
+GENEROUS = 2.0  # CPU seconds: the defects took 4–60 s on 50–100 KB; these inputs now take under 0.5 s
 
 
 @pytest.fixture
@@ -161,10 +161,10 @@ def test_consent_for_an_unknown_account_is_a_422_page(client: TestClient) -> Non
                                   "<p style='" + "a:b;" * 25_000 + "'>", "<style>" + "/*" * 50_000])
 def test_qa_checks_of_hostile_html_answer_at_once(client: TestClient, html: str) -> None:
     email_id = client.post("/emails", json=email(html=html)).json()["id"]
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time, the server's threads included: wall time varies with load
     report = client.get(f"/_emulator/outbox/{email_id}/qa")
     page = client.get(f"/_emulator/ui/messages/{email_id}")
-    assert time.perf_counter() - started < GENEROUS
+    assert time.process_time() - started < GENEROUS
     assert report.status_code == 200 and report.json()["object"] == "qa_report"
     assert page.status_code == 200
     assert_every_view_answers(client)
@@ -223,10 +223,10 @@ CONTROL_BODIES = [
     ("/_emulator/inbound", {"from": "a@b.dev", "to": "x@in.acme.dev", "count": 1}, "count"),
     ("/_emulator/inbound", {"from": "a@b.dev", "to": 5}, "to"),
 ]
-# Routes that read no JSON: no body at all, or an HTML form (the consent and unsubscribe pages).
+# Routes that read no JSON: no body at all, or an HTML form (consent, unsubscribe, the UI theme).
 NOT_JSON = {"/_emulator/reset", "/_emulator/flush", "/_emulator/clock/unfreeze", "/_emulator/webhooks/flush",
             "/_emulator/ui/reset", "/_emulator/ui/messages/{id}/cancel", "/_emulator/ui/oauth/consent/{id}",
-            "/_emulator/unsubscribe/{token}"}
+            "/_emulator/unsubscribe/{token}", "/_emulator/ui/theme"}
 
 
 def _json_text(body: dict[str, Any]) -> bytes:
