@@ -19,9 +19,10 @@ from starlette.responses import HTMLResponse, Response
 
 SANDBOX = "allow-scripts allow-popups allow-popups-to-escape-sandbox"
 # Reports the document's scrollable height whenever it may have changed. The parent first shrinks the
-# frame to a sliver (see ui.js), so that height is the content's own, not the frame's: a one-liner gives a
-# short frame, a 3 000 px newsletter a 3 000 px one. Each report says at which frame height it was taken,
-# so the parent can drop the ones a resize made stale. The parent accepts numbers from this frame only.
+# frame to a sliver (see static/preview.js), so that height is the content's own, not the frame's: a
+# one-liner gives a short frame, a 3 000 px newsletter a 3 000 px one. Each report says at which frame
+# height it was taken, so the parent can drop the ones a resize made stale. The parent accepts numbers
+# from this frame only.
 MEASURE = """(function () {
   function report() {
     var root = document.documentElement, scroller = document.scrollingElement || root;
