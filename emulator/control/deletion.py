@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from emulator.control import reads
+from emulator.core.events import notify
 
 if TYPE_CHECKING:
     from emulator.core.db import Tx
@@ -80,5 +81,7 @@ async def delete_where(emu: Emulator, mail: Mail, account: str | None, where: st
             rows = await tx.all(f"SELECT id FROM {mail.table} WHERE ({where}) AND seq <= ? "
                                 f"ORDER BY seq DESC LIMIT {CHUNK}", [*params, ceiling])
             deleted += await remove(tx, mail, [row["id"] for row in rows])
+            if account is not None:
+                notify(tx, mail.box)  # open lists of this account refresh
         if len(rows) < CHUNK:
             return deleted

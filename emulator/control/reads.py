@@ -12,6 +12,8 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from emulator.core.events import notify
+
 if TYPE_CHECKING:
     from emulator.core.db import Tx
     from emulator.core.emulator import Emulator
@@ -62,6 +64,8 @@ async def mark_where(emu: Emulator, box: str, table: str, account: str | None, w
             rows = await tx.all(f"SELECT seq, id FROM {table} WHERE ({where[0]}){bound} "
                                 f"ORDER BY seq DESC LIMIT {CHUNK}", [*where[1], *extra])
             changed += await mark(tx, box, table, [row["id"] for row in rows], read)
+            if account is not None:
+                notify(tx, box)  # open lists of this account refresh
         if len(rows) < CHUNK:
             return changed
         below = rows[-1]["seq"]
