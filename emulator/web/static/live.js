@@ -24,7 +24,8 @@
   function onLive(message) {
     if (page === "list") {
       var kind = body.dataset.kind;
-      var received = message.type === "email.received" || message.type === "inbound";
+      var received = message.type === "email.received" || message.type === "inbound" ||
+        message.type === "emulator.changed";  // read, unread, deleted
       if (message.type === "reset" || message.type === "resync" ||
           (kind === "received" ? received : /^email\./.test(message.type) || message.type === "outbox" ||
            message.type === "emulator.changed")) {
