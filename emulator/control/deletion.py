@@ -55,7 +55,7 @@ async def remove(tx: Tx, mail: Mail, ids: list[str]) -> int:
     await tx.run(f"DELETE FROM webhook_messages WHERE event_id IN ({events})", (listed,))
     await tx.run(f"DELETE FROM events WHERE subject_id {IN_LIST}", (listed,))
     await tx.run(f"DELETE FROM jobs WHERE json_extract(payload, '$.email_id') {IN_LIST}", (listed,))
-    await reads.forget(tx, mail.box, listed)
+    await reads.forget(tx, mail.box, mail.table, listed)
     return await tx.run(f"DELETE FROM {mail.table} WHERE id {IN_LIST}", (listed,))
 
 

@@ -3,7 +3,10 @@ the UI reads it, and it can be marked read or unread again (one email, a selecti
 
 A row in `mail_reads` marks one email read; no row means unread. So mail that arrives by any path (API,
 SMTP, broadcasts, scenarios, a database file from an older build) starts unread without the send path
-paying for a row. Deleting an email takes its row with it (deletion.py).
+paying for a row. Rows name the email by `seq` (never reused: AUTOINCREMENT), not by id: `seq` is in
+the mail tables' (account, seq) index, so counting unread mail never reads the email rows themselves
+(by id, the unread count read 10 000 full rows: ~25 ms at 100 000 emails). Deleting an email takes its
+row with it (deletion.py).
 """
 
 from __future__ import annotations
@@ -23,10 +26,10 @@ Sql = tuple[str, list[Any]]
 TABLES = [
     """CREATE TABLE IF NOT EXISTS mail_reads (
         box TEXT NOT NULL,
-        email_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
         account TEXT NOT NULL,
         read_at TEXT NOT NULL,
-        PRIMARY KEY (box, email_id)
+        PRIMARY KEY (box, seq)
     ) WITHOUT ROWID""",
 ]
 # Counting unread mail is a scan; past this many the UI says "10000+" and stays fast at 100 000 emails.
@@ -37,7 +40,7 @@ IN_LIST = "IN (SELECT value FROM json_each(?))"
 
 def read_test(box: str, table: str, read: bool) -> str:
     """SQL that holds for the rows of `table` (sent or received mail) that are read (or unread)."""
-    test = f"EXISTS (SELECT 1 FROM mail_reads r WHERE r.box = '{box}' AND r.email_id = {table}.id)"
+    test = f"EXISTS (SELECT 1 FROM mail_reads r WHERE r.box = '{box}' AND r.seq = {table}.seq)"
     return test if read else f"NOT {test}"
 
 
@@ -45,10 +48,10 @@ async def mark(tx: Tx, box: str, table: str, ids: list[str], read: bool) -> int:
     """Mark these emails (callers scope `ids` to an account) read or unread; how many changed."""
     listed = json.dumps(ids)
     if read:
-        sql = (f"INSERT OR IGNORE INTO mail_reads (box, email_id, account, read_at) "
-               f"SELECT ?, id, account, ? FROM {table} WHERE id {IN_LIST}")
+        sql = (f"INSERT OR IGNORE INTO mail_reads (box, seq, account, read_at) "
+               f"SELECT ?, seq, account, ? FROM {table} WHERE id {IN_LIST}")
         return await tx.run(sql, (box, tx.now_db, listed))
-    return await tx.run(f"DELETE FROM mail_reads WHERE box = ? AND email_id {IN_LIST}", (box, listed))
+    return await forget(tx, box, table, listed)
 
 
 async def mark_where(emu: Emulator, box: str, table: str, account: str | None, where: Sql,
@@ -71,8 +74,9 @@ async def mark_where(emu: Emulator, box: str, table: str, account: str | None, w
         below = rows[-1]["seq"]
 
 
-async def is_read(tx: Tx, box: str, email_id: str) -> bool:
-    row = await tx.one("SELECT 1 AS yes FROM mail_reads WHERE box = ? AND email_id = ?", (box, email_id))
+async def is_read(tx: Tx, box: str, table: str, email_id: str) -> bool:
+    row = await tx.one(f"SELECT 1 AS yes FROM {table} WHERE id = ? AND {read_test(box, table, True)}",
+                       (email_id,))
     return row is not None
 
 
@@ -84,6 +88,7 @@ async def unread_count(tx: Tx, box: str, table: str) -> str:
     return f"{COUNT_CAP}+" if count > COUNT_CAP else str(count)
 
 
-async def forget(tx: Tx, box: str, listed: str) -> None:
-    """Drop the read marks of deleted emails (`listed`: a JSON array of ids)."""
-    await tx.run(f"DELETE FROM mail_reads WHERE box = ? AND email_id {IN_LIST}", (box, listed))
+async def forget(tx: Tx, box: str, table: str, listed: str) -> int:
+    """Drop the read marks of these emails (`listed`: a JSON array of ids), before they are deleted."""
+    return await tx.run(f"DELETE FROM mail_reads WHERE box = ? AND seq IN (SELECT seq FROM {table} "
+                        f"WHERE id {IN_LIST})", (box, listed))

@@ -111,7 +111,7 @@ def _notice(request: Request) -> str | None:
 
 
 async def _read_on_open(tx: Tx, box: Box, message_id: str) -> None:
-    if not await reads.is_read(tx, box.name, message_id):
+    if not await reads.is_read(tx, box.name, box.table, message_id):
         await reads.mark(tx, box.name, box.table, [message_id], True)
         notify(tx, box.name)  # open lists show it read
 
