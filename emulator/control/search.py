@@ -5,8 +5,8 @@ word of each by prefix (`from:bill` finds billing@…) unless punctuation ends t
 `user770@`) or the term is quoted (a phrase as written), case- and accent-insensitively:
 `from:billing@acme.dev` is the phrase `billing acme dev`. `to:` is any To/Cc/Bcc recipient; `cc:`,
 `bcc:`, `reply-to:` and `message-id:` are substrings of that one field, as is a term made of punctuation
-alone (`%`, `+`). Positive text terms that stand alone are ANDed into one index lookup; negated ones and
-those in an OR group get a lookup each.
+alone (`%`, `+`). Positive text terms (and ORs of them) go into one index lookup; a negated one, or one
+ORed with a filter the index cannot answer, gets a lookup of its own.
 
 The index (`emails_fts`, rowid = `emails.seq`) is brought up to date by each search, in the search's own
 transaction, before it reads (`index_new_mail`): rows whose seq is above the highest one indexed are
@@ -156,10 +156,10 @@ def parse_search(text: str) -> Search:
     """Raises 422 validation_error, with a sentence for the user, when the query is wrong."""
     search = Search()
     for clause in query.parse(text):
-        alone = clause[0] if len(clause) == 1 and not clause[0].negated else None
-        expression = _fts(alone) if alone is not None else None
-        if expression is not None:
-            search.fts.append(expression)
+        expressions = [None if term.negated else _fts(term) for term in clause]
+        if all(expressions):  # words only: one index lookup for the whole clause, ORs included
+            joined = " OR ".join(e for e in expressions if e)
+            search.fts.append(f"({joined})" if len(expressions) > 1 else joined)
             continue
         parts = [_sql(term) for term in clause]
         search.clauses.append((" OR ".join(f"({sql})" for sql, _ in parts),
