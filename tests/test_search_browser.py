@@ -105,6 +105,7 @@ def inbox(api: httpx.Client) -> dict[str, str]:
 def test_inbox_threads_search_and_read_when_opened(page: Page, server: EmulatorServer, api: httpx.Client,
                                                    inbox: dict[str, str]) -> None:
     page.goto(f"{server.url}{UI}/inboxes/{inbox['id']}")
+    expect(page.locator("#live")).to_have_class("live on")
     expect(page.locator("#threads tr.unread")).to_have_count(2)
     search(page, "subject:refund OR subject:nothing")
     expect(page.locator("#thread-matches")).to_have_text("1 match")

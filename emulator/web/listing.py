@@ -188,6 +188,8 @@ async def list_page(tx: Tx, box: Box, filters: Filters, base_url: str) -> ListPa
     rows, more = await _fetch(tx, box, filters)
     counts = await _attachment_counts(tx, box, [row["id"] for row in rows])
     shaped = [list_row(box, row, counts.get(row["id"], 0)) for row in rows]
+    for row in shaped:
+        row["url"] += filters.query  # the message view steps through this same list (stepping.py)
     going_newer = filters.newer_than is not None
     has_older = more if not going_newer else bool(shaped)
     has_newer = (more if going_newer else filters.older_than is not None) and bool(shaped)

@@ -14,6 +14,7 @@ from emulator.api.ops import emulator_of, json_response
 from emulator.control import reads
 from emulator.control.downloads import file_response
 from emulator.control.outbox import STATUSES
+from emulator.control.qa import spam as qa_spam
 from emulator.core.config import DEFAULT_ACCOUNT
 from emulator.core.errors import ApiError
 from emulator.core.events import notify
@@ -125,15 +126,18 @@ def _box(request: Request) -> Box:
 async def message(request: Request) -> Response:
     box, message_id = _box(request), request.path_params["id"]
     remote = request.query_params.get("remote") == "1"
+    filters = parse_filters(request.query_params)
     async with emulator_of(request).transaction(account_of(request)) as tx:
         row = await message_row(tx, box, message_id)
         if row is None:
             return not_found(request, "Message")
         await _read_on_open(tx, box, message_id)
-        model = await view_model(tx, box, row, remote)
+        model = await view_model(tx, box, row, remote, filters)
         model["events"] = await activity.events_for(tx, message_id)
         chrome = await _chrome(tx, box.name)
-    model["back_url"] = f"{UI}/" if box is SENT else f"{UI}/received"
+    model["back_url"] = (f"{UI}/" if box is SENT else f"{UI}/received") + str(model["list_query"])
+    # Without a spamd the row says how to get one at once; with one, the Checks tab asks for it (spam.py).
+    model["spam"] = None if emulator_of(request).settings.spamassassin else qa_spam.disabled()
     model["pending"] = activity.any_pending(model["events"])
     return _remember_account(request, page(request, "message.html", {**chrome, "m": model}))
 

@@ -25,6 +25,18 @@
     };
   };
 
+  // The header: when the row of sections does not fit beside the rest, the menu stands in for it (on a
+  // phone the stylesheet does that without any script).
+  var top = document.getElementById("top");
+  var sections = document.getElementById("sections");
+  function fitHeader() {
+    if (!top || !sections) return;
+    top.classList.remove("crowded");
+    if (sections.scrollWidth > sections.clientWidth + 1) top.classList.add("crowded");
+  }
+  fitHeader();
+  window.addEventListener("resize", ui.debounce(fitHeader, 100));
+
   // Forms: confirm dangerous actions, submit filters as soon as a select changes.
   document.addEventListener("submit", function (event) {
     var message = event.target.getAttribute("data-confirm");

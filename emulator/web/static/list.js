@@ -39,7 +39,7 @@
     try { remembered = sessionStorage.getItem("ui-selected"); } catch (e) { remembered = null; }
     if (remembered) select(document.querySelector('#rows tr.row[data-id="' + CSS.escape(remembered) + '"]'));
     document.addEventListener("keydown", function (event) {
-      if (event.metaKey || event.ctrlKey || event.altKey) return;
+      if (event.metaKey || event.ctrlKey || event.altKey || ui.dialogOpen()) return;
       if (ui.typing(event.target)) {
         if (event.key === "Escape") event.target.blur();
         return;

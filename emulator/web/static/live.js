@@ -13,7 +13,9 @@
         if (!html) return;
         var doc = new DOMParser().parseFromString(html, "text/html");
         var fresh = doc.getElementById("main");
-        if (fresh && !document.querySelector("#main details[open]")) {
+        // Not while the user is typing in the page (an inbox's search box): the new HTML would wipe it.
+        var typing = ui.typing(document.activeElement) && document.getElementById("main").contains(document.activeElement);
+        if (fresh && !document.querySelector("#main details[open]") && !typing) {
           document.getElementById("main").innerHTML = fresh.innerHTML;
         }
         if (doc.body.dataset.pending === "true") ui.pollSoon(refreshSection);

@@ -16,6 +16,11 @@
 
   function wrap() { return document.getElementById("frame-wrap"); }
 
+  // The frame always says which scheme to show: light is the light rendering even under a dark system.
+  function schemed(src, dark) {
+    return src + (src.indexOf("?") < 0 ? "?" : "&") + "scheme=" + (dark ? "dark" : "light");
+  }
+
   ui.setupPreview = function (preview) {
     if (!preview) return;
     window.addEventListener("message", function (event) {
@@ -31,14 +36,15 @@
       }
       preview.style.height = Math.min(Math.max(Math.ceil(height), MIN_FRAME), 200000) + "px";
     });
+    // A frame that loaded before this listener existed reported to no one: ask it again.
+    if (preview.contentWindow) preview.contentWindow.postMessage("resendEmulatorMeasure", "*");
     var dark = document.getElementById("dark-preview");
     if (!dark) return;
     dark.addEventListener("click", function () {
       var on = dark.getAttribute("aria-pressed") !== "true";
       dark.setAttribute("aria-pressed", on ? "true" : "false");
-      var src = preview.dataset.src;
       ui.remeasure(preview);
-      preview.src = on ? src + (src.indexOf("?") < 0 ? "?" : "&") + "scheme=dark" : src;
+      preview.src = schemed(preview.dataset.src, on);
       wrap().dataset.scheme = on ? "dark" : "light";
     });
   };
