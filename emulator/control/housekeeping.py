@@ -13,6 +13,7 @@ whole emulator is `POST /_emulator/reset`. Unknown ids are 404 not_found, bad qu
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
@@ -33,7 +34,8 @@ if TYPE_CHECKING:
     from emulator.core.emulator import Emulator
 
 RECEIVED_BASE = f"{PREFIX}/received"
-Prepare = Any  # Callable[[Tx], None] | None
+Prepare = Callable[["Tx"], None] | None  # what runs first in each chunk (the search index catch-up)
+Endpoint = Callable[[Request], Awaitable[Response]]
 
 
 def _ids_clause(query: QueryParams) -> tuple[str, list[Any]] | None:
@@ -81,7 +83,7 @@ async def _row(request: Request, mail: deletion.Mail) -> Row:
     return await _received_row(emulator_of(request), request)
 
 
-def _one(mail: deletion.Mail, action: str) -> Any:
+def _one(mail: deletion.Mail, action: str) -> Endpoint:
     async def endpoint(request: Request) -> Response:
         emu, row = emulator_of(request), await _row(request, mail)
         async with emu.transaction(row["account"]) as tx:
@@ -101,7 +103,7 @@ async def _apply(tx: Tx, mail: deletion.Mail, email_id: str, action: str) -> boo
     return True
 
 
-def _many(mail: deletion.Mail, action: str) -> Any:
+def _many(mail: deletion.Mail, action: str) -> Endpoint:
     async def endpoint(request: Request) -> Response:
         emu = emulator_of(request)
         pick = _sent_where if mail is deletion.SENT else _received_where
