@@ -96,6 +96,19 @@ def test_delete_the_selected_rows(page: Page, server: EmulatorServer, api: httpx
     expect(page.locator("#total")).to_have_text("1")
 
 
+def test_x_picks_the_highlighted_row(page: Page, server: EmulatorServer, api: httpx.Client) -> None:
+    send(api, "Older")
+    send(api, "Newer")
+    open_list(page, server)
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    page.keyboard.press("x")
+    expect(page.locator("#picked")).to_have_text("1 selected")
+    expect(page.locator('#rows tr.row:has-text("Older") input[name="id"]')).to_be_checked()
+    page.keyboard.press("x")
+    expect(page.locator('#rows tr.row:has-text("Older") input[name="id"]')).not_to_be_checked()
+
+
 def test_delete_the_results_of_a_search(page: Page, server: EmulatorServer, api: httpx.Client) -> None:
     for n in range(3):
         send(api, f"Invoice {n}")
