@@ -184,15 +184,15 @@ def test_read_and_unread_in_the_header_the_title_and_the_rows(page: Page, server
     expect(page).to_have_title("(2) Outbox · Resend emulator")
     expect(page.locator("#unread-count")).to_have_text("2 unread")
     assert page.locator("#rows tr.unread").count() == 2
-    bold = page.locator("#rows tr.unread .subject").first.evaluate("e => getComputedStyle(e).fontWeight")
+    weight = "s => getComputedStyle(document.querySelector(s)).fontWeight"  # in one go: rows refresh live
+    bold = page.evaluate(weight, "#rows tr.unread .subject")
     page.locator("#rows tr.row", has_text="First").locator(".subject").click()
     expect(page.locator("#subject")).to_have_text("First")
     page.go_back()
     page.reload()
     expect(page).to_have_title("(1) Outbox · Resend emulator")
     expect(page.locator("#rows tr.row", has_text="First")).not_to_have_class("row unread")
-    plain = page.locator("#rows tr.row", has_text="First").locator(".subject").evaluate(
-        "e => getComputedStyle(e).fontWeight")
+    plain = page.evaluate(weight, "#rows tr.row:not(.unread) .subject")
     assert int(bold) > int(plain)
     # Mark unread from the message view: back to the list, unread again.
     page.goto(f"{server.url}{UI}/messages/{first}")

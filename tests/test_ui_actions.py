@@ -72,7 +72,7 @@ def test_bulk_actions_by_selection_and_by_search(client: TestClient) -> None:
 
 def test_wrong_bulk_requests_say_why(client: TestClient) -> None:
     send(client)
-    assert post(client, "/bulk/outbox", "scope=all&action=explode").status_code == 400
+    assert post(client, "/bulk/outbox", "scope=all&action=explode").status_code == 422
     wrong = post(client, "/bulk/outbox", "scope=search&action=delete&q=foo%3Abar")
     assert wrong.status_code == 422 and "Unknown operator `foo:`" in wrong.text
     assert len(client.get("/_emulator/outbox").json()["data"]) == 1

@@ -89,6 +89,7 @@ def test_retry_now_and_replay_go_through_the_api_replay(page: Page, server: Emul
     assert api.post("/emails", json=once_more).status_code == 200
     assert api.post("/_emulator/webhooks/flush").status_code == 200
     page.goto(f"{server.url}{UI}/webhooks?status=attempting")
+    expect(page.locator("#live")).to_have_class("live on")
     waiting = rows(page)
     assert len(waiting) == 1 and waiting[0]["attempts"] == "1"
     received = len(receiver.received)
@@ -97,6 +98,7 @@ def test_retry_now_and_replay_go_through_the_api_replay(page: Page, server: Emul
     expect(page.locator("#deliveries tr.delivery-row .d-attempts")).to_have_text("2")
     assert len(receiver.received) == received + 1
     page.goto(f"{server.url}{UI}/webhooks?status=success&type=email.sent")
+    expect(page.locator("#live")).to_have_class("live on")
     first = page.locator("#deliveries tr.delivery-row").first
     message_id = first.get_attribute("data-id")
     expect(first.locator(".d-attempts")).to_have_text("1")

@@ -23,7 +23,7 @@ from starlette.routing import Route
 from emulator.api.auth import selected_account
 from emulator.api.ops import emulator_of, json_response
 from emulator.control import deletion, mailsearch, outbox, reads
-from emulator.control.base import PREFIX
+from emulator.control.base import PREFIX, body_of
 from emulator.control.search import index_new_mail
 from emulator.core.errors import not_found
 
@@ -85,6 +85,7 @@ async def _row(request: Request, mail: deletion.Mail) -> Row:
 
 def _one(mail: deletion.Mail, action: str) -> Endpoint:
     async def endpoint(request: Request) -> Response:
+        await body_of(request)  # none is needed; a malformed one is refused, as on every control route
         emu, row = emulator_of(request), await _row(request, mail)
         async with emu.transaction(row["account"]) as tx:
             done = await _apply(tx, mail, row["id"], action)
@@ -105,6 +106,7 @@ async def _apply(tx: Tx, mail: deletion.Mail, email_id: str, action: str) -> boo
 
 def _many(mail: deletion.Mail, action: str) -> Endpoint:
     async def endpoint(request: Request) -> Response:
+        await body_of(request)  # filters come in the query string; a malformed body is refused
         emu = emulator_of(request)
         pick = _sent_where if mail is deletion.SENT else _received_where
         account, (sql, params), prepare = pick(emu, request.query_params)

@@ -139,7 +139,7 @@ async def bulk(request: Request) -> Response:
     if action not in ACTIONS or _first(form, "scope") not in SCOPES:
         return page(request, "error.html", {"title": "Unknown action",
                                             "message": "This form asked for an action the UI does not have."},
-                    400)
+                    422)
     try:
         sql, params, searched = _scope_where(box, form, account)
         prepare = index_new_mail if searched else None

@@ -13,10 +13,13 @@
         if (!html) return;
         var doc = new DOMParser().parseFromString(html, "text/html");
         var fresh = doc.getElementById("main");
-        // Not while the user is typing in the page (an inbox's search box): the new HTML would wipe it.
-        var typing = ui.typing(document.activeElement) && document.getElementById("main").contains(document.activeElement);
-        if (fresh && !document.querySelector("#main details[open]") && !typing) {
-          document.getElementById("main").innerHTML = fresh.innerHTML;
+        var main = document.getElementById("main");
+        // Not while the user types in the page (an inbox's search box: new HTML would wipe it), nor when
+        // nothing changed (a resync after connecting: a click may be on its way to the old DOM).
+        var typing = ui.typing(document.activeElement) && main.contains(document.activeElement);
+        if (fresh && fresh.innerHTML !== main.innerHTML && !document.querySelector("#main details[open]") &&
+            !typing) {
+          main.innerHTML = fresh.innerHTML;
         }
         if (doc.body.dataset.pending === "true") ui.pollSoon(refreshSection);
       })
