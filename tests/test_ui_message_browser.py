@@ -292,18 +292,19 @@ def test_question_mark_shows_the_keyboard_shortcuts(server: EmulatorServer, api:
 @pytest.mark.parametrize("viewport", SIZES)
 def test_switching_tabs_keeps_the_content_in_view(
         server: EmulatorServer, api: httpx.Client, open_page: Opener, viewport: ViewportSize) -> None:
-    email_id = send(api, html=TALL, text="The text part")
+    links = "".join(f'<p><a href="https://acme.dev/item/{n}">Item {n}</a></p>' for n in range(60))
+    email_id = send(api, html=TALL + links, text="The text part")  # a long preview and a long Checks tab
     page = open_page(viewport, f"{server.url}{UI}/messages/{email_id}")
-    expect(page.locator("#preview")).to_have_attribute("style", re.compile(r"height: 26\d\dpx"))
-    page.evaluate("() => window.scrollTo(0, 2000)")
-    assert page.evaluate("() => window.scrollY") == 2000
-    page.keyboard.press("2")
-    text = page.locator("#text-part")
-    expect(text).to_be_visible()
-    expect(text).to_be_in_viewport()
-    header = box(page, "#top")
-    tabs = box(page, ".tabs")
+    expect(page.locator("#preview")).to_have_attribute("style", re.compile(r"height: \d{4}px"))
+    page.evaluate("() => window.scrollTo(0, 2500)")
+    assert page.evaluate("() => window.scrollY") == 2500
+    page.keyboard.press("7")
+    expect(page.locator("#panel-checks")).to_be_visible()
+    expect(page.locator("#check-html-title")).to_be_in_viewport()  # its start, not the middle of it
+    header, tabs = box(page, "#top"), box(page, ".tabs")
     assert header["y"] + header["height"] <= tabs["y"] + 1 < viewport["height"]  # not under the header
+    page.keyboard.press("2")
+    expect(page.locator("#text-part")).to_be_in_viewport()
 
 
 def test_on_a_phone_the_header_is_one_row_with_a_menu(server: EmulatorServer, api: httpx.Client,
@@ -318,6 +319,9 @@ def test_on_a_phone_the_header_is_one_row_with_a_menu(server: EmulatorServer, ap
     expect(links).to_have_text(["Outbox", "Received", "Inboxes", "Webhooks", "Logs", "Automations", "OAuth"])
     for link in links.all():
         expect(link).to_be_in_viewport()
+    page.locator("#rows").click(position={"x": 5, "y": 5})  # elsewhere: the menu closes
+    expect(links.first).to_be_hidden()
+    menu.click()
     with page.expect_navigation():
         links.filter(has_text="Webhooks").click()
     expect(page.locator("#menu summary")).to_contain_text("Webhooks")

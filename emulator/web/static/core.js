@@ -36,6 +36,11 @@
   }
   fitHeader();
   window.addEventListener("resize", ui.debounce(fitHeader, 100));
+  // The open menu closes when a click lands anywhere else, as menus do.
+  var menu = document.getElementById("menu");
+  document.addEventListener("click", function (event) {
+    if (menu && menu.open && !menu.contains(event.target)) menu.open = false;
+  });
 
   // Forms: confirm dangerous actions, submit filters as soon as a select changes.
   document.addEventListener("submit", function (event) {
