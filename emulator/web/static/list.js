@@ -78,6 +78,7 @@
           }
           if (r.dataset.id === selectedId) r.classList.add("selected");
         });
+        document.dispatchEvent(new CustomEvent("emulator:rows", { detail: data }));  // unread.js
       })
       .catch(function () { /* the next event or reconnect retries */ })
       .finally(function () {

@@ -13,8 +13,13 @@
         if (!html) return;
         var doc = new DOMParser().parseFromString(html, "text/html");
         var fresh = doc.getElementById("main");
-        if (fresh && !document.querySelector("#main details[open]")) {
-          document.getElementById("main").innerHTML = fresh.innerHTML;
+        var main = document.getElementById("main");
+        // Not while the user types in the page (an inbox's search box: new HTML would wipe it), nor when
+        // nothing changed (a resync after connecting: a click may be on its way to the old DOM).
+        var typing = ui.typing(document.activeElement) && main.contains(document.activeElement);
+        if (fresh && fresh.innerHTML !== main.innerHTML && !document.querySelector("#main details[open]") &&
+            !typing) {
+          main.innerHTML = fresh.innerHTML;
         }
         if (doc.body.dataset.pending === "true") ui.pollSoon(refreshSection);
       })
@@ -24,7 +29,8 @@
   function onLive(message) {
     if (page === "list") {
       var kind = body.dataset.kind;
-      var received = message.type === "email.received" || message.type === "inbound";
+      var received = message.type === "email.received" || message.type === "inbound" ||
+        message.type === "emulator.changed";  // read, unread, deleted
       if (message.type === "reset" || message.type === "resync" ||
           (kind === "received" ? received : /^email\./.test(message.type) || message.type === "outbox" ||
            message.type === "emulator.changed")) {
