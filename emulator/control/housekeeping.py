@@ -85,7 +85,7 @@ async def _row(request: Request, mail: deletion.Mail) -> Row:
 
 def _one(mail: deletion.Mail, action: str) -> Endpoint:
     async def endpoint(request: Request) -> Response:
-        await body_of(request)  # none is needed; a malformed one is refused, as on every control route
+        await body_of(request, {})  # takes no fields: a malformed body, or one naming a field, is refused
         emu, row = emulator_of(request), await _row(request, mail)
         async with emu.transaction(row["account"]) as tx:
             done = await _apply(tx, mail, row["id"], action)
@@ -106,7 +106,7 @@ async def _apply(tx: Tx, mail: deletion.Mail, email_id: str, action: str) -> boo
 
 def _many(mail: deletion.Mail, action: str) -> Endpoint:
     async def endpoint(request: Request) -> Response:
-        await body_of(request)  # filters come in the query string; a malformed body is refused
+        await body_of(request, {})  # filters come in the query string; a body naming a field is refused
         emu = emulator_of(request)
         pick = _sent_where if mail is deletion.SENT else _received_where
         account, (sql, params), prepare = pick(emu, request.query_params)
