@@ -54,7 +54,8 @@ def _qa(html: str) -> None:
 READERS: dict[str, Callable[[str], Any]] = {
     "qa": _qa,
     "text_part": html_to_text,
-    "frame": lambda html: (frame.remote_count(html), frame.with_base_target(frame.as_dark(html))),
+    "frame": lambda html: (frame.remote_count(html), frame.with_base_target(frame.in_scheme(html, True)),
+                           frame.dark_capable(html)),
     "tracking": lambda html: tracking._rewrite_links(_Tx(), "email", html),  # type: ignore[arg-type]
 }
 
