@@ -66,10 +66,14 @@ class Clock:
         self._changed()
 
     def advance(self, seconds: float) -> None:
+        self.set(self.after(seconds))
+
+    def after(self, seconds: float) -> datetime:
+        """The instant `seconds` from now; ValueError when the clock cannot show it."""
         now = self.now()
         if not 0 <= seconds <= (LATEST - now).total_seconds():  # also refuses inf and nan
             raise ValueError(OUT_OF_RANGE)
-        self.set(now + timedelta(seconds=seconds))
+        return now + timedelta(seconds=seconds)
 
     def reset(self) -> None:
         self._configure(*self._initial)

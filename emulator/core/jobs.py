@@ -4,12 +4,21 @@ A job is a row (kind, due time, payload). The runner wakes when a job is added, 
 or when the next due time is reached on a running clock; it runs due jobs outside any transaction
 (handlers open their own), so slow work such as an HTTP delivery never blocks API requests.
 `flush()` runs everything due now, and whatever that makes due, then returns: tests never sleep.
+`run_until(target)` moves the clock there through every due time on the way, so work that reschedules
+itself (an import's next step a second later) runs as often as it would have on a running clock.
+
+Chunked jobs (an import, a broadcast's fan-out) do work that grows with the data: each call of their
+step function does one bounded chunk in a transaction of its own and says what is left (`MORE`, a later
+due time, or `DONE`). The step moves the resource's own cursor in the same transaction as the rows it
+writes, and the job row is deleted or rescheduled with the last chunk: after a crash the job restarts
+(`start()`), and the step resumes from the last committed cursor. Between chunks other requests run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -39,6 +48,10 @@ Job = dict[str, Any]
 # Handlers receive the running Emulator (typed where they are written, above this layer).
 Handler = Callable[[Any, Job], Awaitable[None]]
 TxHandler = Callable[["Tx", Job], Awaitable[None]]
+# What a chunk step says is left: another chunk at once, nothing, or the next chunk at a later time.
+MORE = "more"
+DONE = None
+Step = Callable[["Tx", Job], Awaitable[datetime | str | None]]
 MAX_PARALLEL = 16
 # Jobs of one lane (deliveries to one webhook endpoint) that may run at once: a receiver that hangs
 # holds at most this many of the MAX_PARALLEL slots, so everyone else's deliveries keep flowing. Half of
@@ -80,6 +93,8 @@ class JobRunner:
         self.emu = emu
         self.handlers: dict[str, Handler] = {}
         self.tx_handlers: dict[str, TxHandler] = {}
+        self.steps: dict[str, Step] = {}
+        self._advancing = asyncio.Lock()
         self.lanes: dict[str, Lane] = {}
         self._lane_slots: dict[str, tuple[asyncio.Semaphore, int]] = {}  # lane → (slots, jobs using it)
         self._wake = asyncio.Event()
@@ -100,6 +115,10 @@ class JobRunner:
 
     def tx_handler(self, kind: str, fn: TxHandler) -> None:
         self.tx_handlers[kind] = fn
+
+    def chunked(self, kind: str, step: Step) -> None:
+        """`step` runs one bounded chunk per call, each in its own transaction (see the module docstring)."""
+        self.steps[kind] = step
 
     def wake(self) -> None:
         self._wake.set()
@@ -236,6 +255,10 @@ class JobRunner:
         queued_at = loop.time()
         async with self._lane(job), self._slots:
             job["queued_for"] = loop.time() - queued_at  # seconds spent waiting for a lane and a slot
+            step = self.steps.get(job["kind"])
+            if step is not None:
+                await self._run_chunks(job, step)
+                return
             handler = self.handlers.get(job["kind"])
             try:
                 if handler is None:
@@ -250,14 +273,57 @@ class JobRunner:
                 # (a delivered message is not sent again).
                 self.emu.db.defer("DELETE FROM jobs WHERE seq = ?", (job["seq"],))
 
-    async def flush(self, rounds: int = 1000) -> None:
-        """Run everything due now, including what those jobs make due, and wait for it all."""
+    async def _run_chunks(self, job: Job, step: Step) -> None:
+        """Chunk after chunk until the step is done or wants a later time; the job row goes with the last."""
+        while True:
+            try:
+                async with self.emu.transaction(job["account"]) as tx:
+                    left = await step(tx, job)
+                    if left == MORE:
+                        continue
+                    if isinstance(left, datetime):
+                        tx.queue("UPDATE jobs SET due_at = ?, running = 0 WHERE seq = ?",
+                                 (to_db(left), job["seq"]))
+                        tx.after_commit(functools.partial(self.wake_for, left))
+                    else:
+                        tx.queue("DELETE FROM jobs WHERE seq = ?", (job["seq"],))
+                    return
+            except Exception:  # the chunk rolled back; its job stays claimed and resumes at the next start
+                log.exception("job %s failed", job["kind"])
+                return
+
+    async def flush(self, rounds: int = 1000) -> int:
+        """Run everything due now, including what those jobs make due, and wait for it all; return how
+        many jobs were taken."""
+        total = 0
         for _ in range(rounds):
             taken = await self.run_due()
+            total += taken
             if self._running:
                 await asyncio.gather(*list(self._running), return_exceptions=True)
             elif not taken:
-                return
+                break
+        return total
+
+    async def run_until(self, target: datetime) -> None:
+        """Move the clock to `target`, stopping at each due time on the way to run what falls due
+        there (in due order, each job seeing its own time as now); then run what is due at `target`."""
+        clock = self.emu.clock
+        async with self._advancing:
+            while True:
+                taken = await self.flush()
+                due = await self._earliest_due()
+                if due is None or due > target or (due <= clock.now() and not taken):
+                    break
+                if due > clock.now():
+                    clock.set(due)
+            clock.set(target)
+            await self.flush()
+
+    async def _earliest_due(self) -> datetime | None:
+        async with self.emu.transaction() as tx:
+            row = await tx.one("SELECT MIN(due_at) AS due FROM jobs WHERE running = 0")
+        return from_db(row["due"]) if row and row["due"] else None
 
     @contextlib.asynccontextmanager
     async def paused(self) -> AsyncIterator[None]:

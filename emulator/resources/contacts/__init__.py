@@ -30,14 +30,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from emulator.resources.contacts import imports, metrics, properties, segments, service, store, topics
+from emulator.resources.contacts import (
+    import_steps,
+    imports,
+    metrics,
+    properties,
+    segments,
+    service,
+    store,
+    topics,
+)
 from emulator.resources.contacts.properties import property_fallbacks
 from emulator.resources.contacts.segments import add_contact_to_segment, segment_contacts
 from emulator.resources.contacts.service import create_contact, delete_contact, get_contact, update_contact
 from emulator.resources.contacts.store import contact_properties, find_contact, require_segment, require_topic
 from emulator.resources.contacts.topics import topic_subscription, update_contact_topics
 
-TABLES = store.TABLES
+TABLES = [*store.TABLES, *import_steps.TABLES]
 OPS = [*imports.OPS, *service.OPS, *segments.OPS, *metrics.OPS, *topics.OPS, *properties.OPS]
 
 
