@@ -46,6 +46,17 @@ TABLES = [
         token TEXT,
         created_at TEXT NOT NULL
     )""",
+    # A send under way or done: `cursor` is the last segment membership (its seq) the fan-out walked,
+    # `walked` how many members that was, `audience` the segment's size when the send started.
+    """CREATE TABLE IF NOT EXISTS broadcast_sends (
+        account TEXT NOT NULL,
+        broadcast_id TEXT NOT NULL,
+        cursor INTEGER NOT NULL,
+        walked INTEGER NOT NULL,
+        audience INTEGER NOT NULL,
+        started_at TEXT NOT NULL,
+        PRIMARY KEY (account, broadcast_id)
+    ) WITHOUT ROWID""",
     "CREATE INDEX IF NOT EXISTS broadcast_recipients_by_broadcast"
     " ON broadcast_recipients (account, broadcast_id)",
     "CREATE INDEX IF NOT EXISTS broadcast_recipients_by_email ON broadcast_recipients (email_id)",
@@ -81,6 +92,12 @@ def serialize(row: Row) -> dict[str, Any]:
 
 async def find_broadcast(tx: Tx, broadcast_id: str) -> Row | None:
     return await tx.one("SELECT * FROM broadcasts WHERE account = ? AND id = ?", (tx.account, broadcast_id))
+
+
+async def send_progress(tx: Tx, broadcast_id: str) -> Row | None:
+    """The fan-out's progress (`audience`, `walked`, `started_at`), None before the send started."""
+    return await tx.one("SELECT * FROM broadcast_sends WHERE account = ? AND broadcast_id = ?",
+                        (tx.account, broadcast_id))
 
 
 async def require_broadcast(tx: Tx, broadcast_id: str, *, uuid_path: bool = False) -> Row:
