@@ -89,6 +89,7 @@ async def clock_freeze(request: Request) -> Response:
 async def clock_unfreeze(request: Request) -> Response:
     emu = emulator_of(request)
     emu.clock.unfreeze()
+    await emu.jobs.flush()  # also writes the clock's new state
     return json_response(emu.clock.state())
 
 

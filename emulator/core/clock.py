@@ -90,6 +90,16 @@ class Clock:
         self._offset = float(state["offset"])  # type: ignore[arg-type]
         self._changed()
 
+    def not_before(self, at: datetime) -> None:
+        """Move forward to `at` if the clock shows an earlier instant (keeping its mode)."""
+        now = self.now()
+        if now < at:
+            if self.mode == "frozen":
+                self._frozen_at = at
+            else:
+                self._offset += (at - now).total_seconds()
+            self._changed()
+
     def on_change(self, listener: Callable[[], None]) -> None:
         """Called after every set/advance/freeze, e.g. to wake the job runner."""
         self._listeners.append(listener)
