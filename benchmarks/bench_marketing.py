@@ -159,8 +159,9 @@ async def broadcast(client: httpx.AsyncClient, segment_id: str) -> str:
 
 
 def count(db: Path, sql: str) -> tuple[Any, ...]:
+    """The first row of `sql` on the file, read beside the writer; (None,) when there is none yet."""
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30) as raw:
-        return tuple(raw.execute(sql).fetchone())
+        return tuple(raw.execute(sql).fetchone() or (None,))
 
 
 async def one_size(n: int, workdir: Path) -> dict[str, Any]:

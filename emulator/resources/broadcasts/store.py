@@ -109,3 +109,20 @@ async def require_broadcast(tx: Tx, broadcast_id: str, *, uuid_path: bool = Fals
     if row is None:
         raise not_found("Broadcast")
     return row
+
+
+async def delivery_counts(tx: Tx, broadcast_id: str) -> dict[str, int]:
+    """How many of the broadcast's emails stand at each `last_event` (delivered, bounced, ...)."""
+    rows = await tx.all("SELECT last_event, COUNT(*) AS n FROM emails WHERE account = ? AND broadcast_id = ?"
+                        " GROUP BY last_event ORDER BY n DESC", (tx.account, broadcast_id))
+    return {row["last_event"]: row["n"] for row in rows}
+
+
+async def recipient_page(tx: Tx, broadcast_id: str, after: int, limit: int) -> list[Row]:
+    """Recipients in the order they were sent to, after recipient `after` (a seq), with their email's
+    `last_event` (NULL for a suppressed one)."""
+    return await tx.all(
+        "SELECT r.seq, r.contact_id, r.email, r.email_id, r.status, r.unsubscribed, e.last_event"
+        " FROM broadcast_recipients r LEFT JOIN emails e ON e.id = r.email_id"
+        " WHERE r.account = ? AND r.broadcast_id = ? AND r.seq > ? ORDER BY r.seq LIMIT ?",
+        (tx.account, broadcast_id, after, limit))

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from emulator.core.addresses import valid_address
 from emulator.core.clock import from_db
+from emulator.core.events import notify
 from emulator.core.jobs import DONE
 from emulator.resources.contacts.store import email_key
 
@@ -253,6 +254,7 @@ async def run_step(tx: Tx, job: dict[str, Any]) -> datetime | None:
     await tx.update("contact_imports", row["id"], {
         "status": "completed" if through else "in_progress", "completed_at": tx.now_db if through else None,
         "counts": json.dumps(counts), "options": json.dumps(options), "csv": ""})
+    notify(tx, row["id"])  # for the live UI: imports emit no catalogue events
     if through:
         tx.queue("DELETE FROM contact_import_parts WHERE import_id = ?", (row["id"],))
         return DONE
