@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from typing import Any
 
@@ -66,3 +67,37 @@ def test_jobs_wait_for_the_clock(client: TestClient) -> None:
         async with emu.transaction() as tx:
             return len(await tx.all("SELECT seq FROM jobs"))
     assert _run(client, remaining()) == 0
+
+
+def test_a_blocked_lane_holds_a_bounded_backlog_and_never_delays_another(client: TestClient) -> None:
+    from emulator.core.jobs import LANE_BACKLOG
+
+    emu = client.app.state.emu  # type: ignore[attr-defined]
+    started: dict[str, list[int]] = {"slow": [], "fast": []}
+
+    async def scenario() -> tuple[int, list[int]]:
+        gate = asyncio.Event()
+
+        async def deliver(_: Any, job: dict[str, Any]) -> None:
+            started[job["payload"]["lane"]].append(job["payload"]["n"])
+            if job["payload"]["lane"] == "slow":
+                await gate.wait()
+
+        emu.jobs.handler("test.deliver", deliver, lane=lambda job: job["payload"]["lane"])
+        async with emu.transaction("default") as tx:
+            for n in range(1000):
+                await schedule(tx, "test.deliver", tx.now, {"lane": "slow", "n": n})
+                if n % 100 == 0:
+                    await schedule(tx, "test.deliver", tx.now, {"lane": "fast", "n": n})
+        for _ in range(20):  # passes, as the runner makes them while the slow lane hangs
+            await emu.jobs.run_due()
+            await asyncio.sleep(0)
+        claimed = len(started["slow"])
+        gate.set()
+        await emu.jobs.flush()
+        return claimed, started["slow"]
+
+    claimed, slow = _run(client, scenario())
+    assert started["fast"] == list(range(0, 1000, 100))  # all of them while the slow lane hung
+    assert claimed <= LANE_BACKLOG  # the rest of the slow lane waited as rows, not as tasks
+    assert slow == list(range(1000))  # every one, started in the order they were scheduled

@@ -40,10 +40,13 @@ TABLES = [
         kind TEXT NOT NULL,
         due_at TEXT NOT NULL,
         running INTEGER NOT NULL DEFAULT 0,
-        payload TEXT NOT NULL
+        payload TEXT NOT NULL,
+        lane TEXT
     )""",
     "CREATE INDEX IF NOT EXISTS jobs_due ON jobs (running, due_at)",
 ]
+# After the column exists (a file from before lanes gets it in `start`).
+LANE_INDEX = "CREATE INDEX IF NOT EXISTS jobs_lane ON jobs (lane, running, due_at)"
 
 Job = dict[str, Any]
 # Handlers receive the running Emulator (typed where they are written, above this layer).
@@ -59,6 +62,10 @@ MAX_PARALLEL = 16
 # them: with 4, one busy endpoint fell behind a burst of events (issue 18, benchmarks/bench_webhooks.py:
 # event→receipt p50 145 ms at 3 000/s; with 8, 1.2 ms at 3 800/s).
 LANE_PARALLEL = 8
+# Jobs of one lane claimed (started as tasks) and not yet finished, at most. A lane's jobs are taken
+# oldest first by a query of their own, so 100 000 deliveries waiting for one endpoint are neither all
+# held in memory as tasks nor in the way of another endpoint's (issue 27).
+LANE_BACKLOG = 4 * LANE_PARALLEL
 Lane = Callable[[Job], str]
 BATCH = 200
 # Seconds between passes over a steady stream of due jobs. A pass holds the database for all the jobs it
@@ -72,11 +79,14 @@ PASS_SECONDS = 0.02
 
 async def schedule(tx: Tx, kind: str, due_at: datetime, payload: dict[str, Any]) -> None:
     """Add a job in the caller's transaction; the runner hears of it after commit."""
+    runner: JobRunner = tx.emu.jobs
+    lane = runner.lane_of(kind, payload)
     await tx.insert("jobs", {
         "account": tx.account, "kind": kind, "due_at": to_db(due_at),
-        "payload": compact(payload),
+        "payload": compact(payload), "lane": lane,
     })
-    runner: JobRunner = tx.emu.jobs
+    if lane is not None:
+        runner.lanes_seen.add(lane)
     tx.after_commit(lambda: runner.wake_for(due_at))
 
 
@@ -101,6 +111,8 @@ class JobRunner:
         self._advancing = asyncio.Lock()
         self.lanes: dict[str, Lane] = {}
         self._lane_slots: dict[str, tuple[asyncio.Semaphore, int]] = {}  # lane → (slots, jobs using it)
+        self.lanes_seen: set[str] = set()  # lanes that may have jobs waiting
+        self._claimed: dict[str, int] = {}  # lane → jobs claimed and not finished
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._running: set[asyncio.Task[None]] = set()
@@ -116,6 +128,10 @@ class JobRunner:
         self.handlers[kind] = fn
         if lane is not None:
             self.lanes[kind] = lane
+
+    def lane_of(self, kind: str, payload: dict[str, Any]) -> str | None:
+        lane = self.lanes.get(kind)
+        return None if lane is None else f"{kind}:{lane({'kind': kind, 'payload': payload})}"
 
     def tx_handler(self, kind: str, fn: TxHandler) -> None:
         self.tx_handlers[kind] = fn
@@ -141,9 +157,21 @@ class JobRunner:
         self._wake.set()
 
     async def start(self) -> None:
-        async with self.emu.transaction() as tx:
-            tx.queue("UPDATE jobs SET running = 0 WHERE running = 1")  # recover after a crash
+        await self._prepare()
         self._task = asyncio.create_task(self._loop())
+
+    async def _prepare(self) -> None:
+        """Recover after a crash (claimed jobs run again), give a file from before lanes its column, and
+        learn which lanes have jobs waiting."""
+        async with self.emu.transaction() as tx:
+            columns = {row["name"] for row in await tx.all("PRAGMA table_info(jobs)")}
+            if "lane" not in columns:
+                await tx.run("ALTER TABLE jobs ADD COLUMN lane TEXT")
+            await tx.run(LANE_INDEX)
+            tx.queue("UPDATE jobs SET running = 0 WHERE running = 1")
+            lanes = await tx.all("SELECT DISTINCT lane FROM jobs WHERE lane IS NOT NULL")
+        self.lanes_seen = {row["lane"] for row in lanes}
+        self._claimed.clear()
 
     async def stop(self) -> None:
         if self._task:
@@ -181,22 +209,42 @@ class JobRunner:
         async with self._pass_lock:
             async with self.emu.transaction() as tx:
                 rows = await tx.all(
-                    "SELECT * FROM jobs WHERE running = 0 AND due_at <= ? ORDER BY due_at, seq LIMIT ?",
-                    (tx.now_db, BATCH),
-                )
+                    "SELECT * FROM jobs WHERE lane IS NULL AND running = 0 AND due_at <= ?"
+                    " ORDER BY due_at, seq LIMIT ?", (tx.now_db, BATCH))
+                unlaned = len(rows)
+                rows = sorted([*rows, *await self._lane_rows(tx)],
+                              key=lambda row: (row["due_at"], row["seq"]))
                 taken = await self._take_for_a_while(tx, rows)
                 claimed = [row for row in taken if row["claim"]]
                 done = [(row["seq"],) for row in taken if not row["claim"]]
                 await tx.many("DELETE FROM jobs WHERE seq = ?", done)
                 await tx.many("UPDATE jobs SET running = 1 WHERE seq = ?", [(r["seq"],) for r in claimed])
                 # A full batch, or one cut short: more is due now (the loop goes on after a yield).
-                more = len(rows) >= BATCH or len(taken) < len(rows)
+                more = unlaned >= BATCH or len(taken) < len(rows)
                 next_due = 0.0 if more else await self._next_due(tx)
             for job in claimed:
+                if job["lane"] is not None:
+                    self._claimed[job["lane"]] = self._claimed.get(job["lane"], 0) + 1
                 task = asyncio.create_task(self._run(job))
                 self._running.add(task)
                 task.add_done_callback(self._running.discard)
             return (BATCH if more else len(taken)), next_due
+
+    async def _lane_rows(self, tx: Tx) -> list[Job]:
+        """Each lane's oldest due jobs, as many as its backlog has room for; lanes left with no job at all
+        are forgotten."""
+        rows: list[Job] = []
+        for lane in list(self.lanes_seen):
+            room = LANE_BACKLOG - self._claimed.get(lane, 0)
+            if room <= 0:
+                continue
+            found = await tx.all("SELECT * FROM jobs WHERE lane = ? AND running = 0 AND due_at <= ?"
+                                 " ORDER BY due_at, seq LIMIT ?", (lane, tx.now_db, room))
+            if not found and not self._claimed.get(lane) and not await tx.one(
+                    "SELECT 1 FROM jobs WHERE lane = ? LIMIT 1", (lane,)):
+                self.lanes_seen.discard(lane)
+            rows += found
+        return rows
 
     async def _take_for_a_while(self, tx: Tx, rows: list[Job]) -> list[Job]:
         """Take `rows` in order (`claim` set on those to start as tasks) until PASS_SECONDS of in-transaction
@@ -289,6 +337,18 @@ class JobRunner:
                 # leaves the row claimed; start() re-runs it, and handlers treat a repeat as a no-op
                 # (a delivered message is not sent again).
                 self.emu.db.defer("DELETE FROM jobs WHERE seq = ?", (job["seq"],))
+                self._finished(job)
+
+    def _finished(self, job: Job) -> None:
+        """A lane whose backlog has half emptied is refilled by the next pass."""
+        lane = job.get("lane")
+        if lane is None or lane not in self._claimed:
+            return
+        left = self._claimed[lane] = self._claimed[lane] - 1
+        if left <= 0:
+            del self._claimed[lane]
+        if left == LANE_BACKLOG // 2 or left <= 0:
+            self.wake()
 
     async def _run_chunks(self, job: Job, step: Step) -> None:
         """Chunk after chunk until the step is done or wants a later time; the job row goes with the last."""
@@ -348,6 +408,7 @@ class JobRunner:
         async with self._pass_lock:
             await self.clear()
             yield
+            await self._prepare()  # the tables were replaced: their lanes (and columns) are new
 
     async def clear(self) -> None:
         for task in list(self._running):
