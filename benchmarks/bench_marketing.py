@@ -46,9 +46,11 @@ def sizes() -> list[int]:
     return [int(n) for n in os.environ.get("BENCH_MARKETING_SIZES", "10000,100000,1000000").split(",")]
 
 
-def rss_mb(pid: int) -> float:
+def rss_mb(pid: int, field: str = "VmRSS") -> float:
+    """The process's resident memory (VmRSS), or one part of it: RssAnon (heap), RssFile (mapped files,
+    here SQLite's memory-mapped database pages)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return 0.0
 
@@ -172,6 +174,7 @@ async def one_size(n: int, workdir: Path) -> dict[str, Any]:
                                      timeout=600) as client:
             segment_id = (await client.post("/segments", json={"name": "Everyone"})).json()["id"]
             result["rss_start"] = rss_mb(process.pid)
+            result["anon_start"] = rss_mb(process.pid, "RssAnon")
             async with watching(base, process.pid) as during_import:
                 started = time.perf_counter()
                 import_id = await import_all(client, segment_id, n)
@@ -185,6 +188,8 @@ async def one_size(n: int, workdir: Path) -> dict[str, Any]:
             # The deliveries that follow (2 s later on the clock), then memory once all is quiet.
             await client.post("/_emulator/clock/advance", json={"seconds": 5})
             result["rss_after"] = rss_mb(process.pid)
+            result["anon_after"] = rss_mb(process.pid, "RssAnon")
+            result["file_after"] = rss_mb(process.pid, "RssFile")
     result["emails"] = count(db, f"SELECT COUNT(*), COUNT(DISTINCT to_addrs) FROM emails"
                                  f" WHERE broadcast_id = '{broadcast_id}'")
     result["watch"] = (during_import, during_broadcast)
@@ -265,7 +270,8 @@ def report(result: dict[str, Any]) -> None:
           f" = {emails_s / result['batch']:.2f}x /emails/batch ({result['batch']:,.0f}/s)"
           f"  health p99 {bc.p99_ms():5.1f} ms max {bc.max_ms():5.1f} ms", flush=True)
     print(f"{'':>19}RSS start {result['rss_start']:.0f} MB, growth during {grow:.0f} MB,"
-          f" after {after:+.0f} MB;"
+          f" after {after:+.0f} MB (heap {result['anon_after'] - result['anon_start']:+.0f} MB,"
+          f" mapped database pages {result['file_after']:.0f} MB);"
           f" import ok {result['import_ok']}, emails {result['emails']}", flush=True)
 
 
