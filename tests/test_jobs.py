@@ -101,3 +101,27 @@ def test_a_blocked_lane_holds_a_bounded_backlog_and_never_delays_another(client:
     assert started["fast"] == list(range(0, 1000, 100))  # all of them while the slow lane hung
     assert claimed <= LANE_BACKLOG  # the rest of the slow lane waited as rows, not as tasks
     assert slow == list(range(1000))  # every one, started in the order they were scheduled
+
+
+def test_one_advance_runs_each_job_at_its_own_due_time_in_due_order(client: TestClient) -> None:
+    emu = client.app.state.emu  # type: ignore[attr-defined]
+    ran: list[tuple[str, str]] = []
+
+    async def record(tx: Tx, job: dict[str, Any]) -> None:
+        ran.append((job["payload"]["name"], tx.now.strftime("%H:%M:%S")))
+        if job["payload"].get("again"):  # reschedules itself a minute after it ran, twice
+            await schedule(tx, "test.record", tx.now + timedelta(minutes=1),
+                           {"name": job["payload"]["name"], "again": job["payload"]["again"] - 1})
+
+    emu.jobs.tx_handler("test.record", record)
+
+    async def plan() -> None:
+        async with emu.transaction("default") as tx:
+            await schedule(tx, "test.record", tx.now + timedelta(minutes=30), {"name": "late"})
+            await schedule(tx, "test.record", tx.now + timedelta(minutes=10), {"name": "chain", "again": 2})
+            await schedule(tx, "test.record", tx.now + timedelta(hours=2), {"name": "beyond"})
+
+    _run(client, plan())
+    assert client.post("/_emulator/clock/advance", json={"hours": 1}).status_code == 200
+    assert ran == [("chain", "09:10:00"), ("chain", "09:11:00"), ("chain", "09:12:00"), ("late", "09:30:00")]
+    assert client.get("/_emulator/clock").json()["now"] == "2026-05-14T10:00:00.000000Z"
