@@ -70,7 +70,7 @@ def test_jobs_wait_for_the_clock(client: TestClient) -> None:
 
 
 def test_a_blocked_lane_holds_a_bounded_backlog_and_never_delays_another(client: TestClient) -> None:
-    from emulator.core.jobs import LANE_BACKLOG
+    from emulator.core.lanes import LANE_BACKLOG
 
     emu = client.app.state.emu  # type: ignore[attr-defined]
     started: dict[str, list[int]] = {"slow": [], "fast": []}

@@ -30,6 +30,7 @@ from typing import Any, Protocol
 from emulator.core.clock import from_db, to_db
 from emulator.core.db import Database, Host, Tx
 from emulator.core.jsontext import compact
+from emulator.core.lanes import Lane, Lanes
 
 log = logging.getLogger("emulator.jobs")
 
@@ -45,8 +46,6 @@ TABLES = [
     )""",
     "CREATE INDEX IF NOT EXISTS jobs_due ON jobs (running, due_at)",
 ]
-# After the column exists (a file from before lanes gets it in `start`).
-LANE_INDEX = "CREATE INDEX IF NOT EXISTS jobs_lane ON jobs (lane, running, due_at)"
 
 Job = dict[str, Any]
 # Handlers receive the running Emulator (typed where they are written, above this layer).
@@ -57,16 +56,6 @@ MORE = "more"
 DONE = None
 Step = Callable[["Tx", Job], Awaitable[datetime | str | None]]
 MAX_PARALLEL = 16
-# Jobs of one lane (deliveries to one webhook endpoint) that may run at once: a receiver that hangs
-# holds at most this many of the MAX_PARALLEL slots, so everyone else's deliveries keep flowing. Half of
-# them: with 4, one busy endpoint fell behind a burst of events (issue 18, benchmarks/bench_webhooks.py:
-# event→receipt p50 145 ms at 3 000/s; with 8, 1.2 ms at 3 800/s).
-LANE_PARALLEL = 8
-# Jobs of one lane claimed (started as tasks) and not yet finished, at most. A lane's jobs are taken
-# oldest first by a query of their own, so 100 000 deliveries waiting for one endpoint are neither all
-# held in memory as tasks nor in the way of another endpoint's (issue 27).
-LANE_BACKLOG = 4 * LANE_PARALLEL
-Lane = Callable[[Job], str]
 BATCH = 200
 # Seconds between passes over a steady stream of due jobs. A pass holds the database for all the jobs it
 # takes, so shorter passes keep requests from waiting behind it (issue 18, 8 connections: 0.05 s gave a
@@ -80,13 +69,13 @@ PASS_SECONDS = 0.02
 async def schedule(tx: Tx, kind: str, due_at: datetime, payload: dict[str, Any]) -> None:
     """Add a job in the caller's transaction; the runner hears of it after commit."""
     runner: JobRunner = tx.emu.jobs
-    lane = runner.lane_of(kind, payload)
+    lane = runner.lanes.key(kind, payload)
     await tx.insert("jobs", {
         "account": tx.account, "kind": kind, "due_at": to_db(due_at),
         "payload": compact(payload), "lane": lane,
     })
     if lane is not None:
-        runner.lanes_seen.add(lane)
+        runner.lanes.seen.add(lane)
     tx.after_commit(lambda: runner.wake_for(due_at))
 
 
@@ -109,10 +98,7 @@ class JobRunner:
         self.tx_handlers: dict[str, TxHandler] = {}
         self.steps: dict[str, Step] = {}
         self._advancing = asyncio.Lock()
-        self.lanes: dict[str, Lane] = {}
-        self._lane_slots: dict[str, tuple[asyncio.Semaphore, int]] = {}  # lane → (slots, jobs using it)
-        self.lanes_seen: set[str] = set()  # lanes that may have jobs waiting
-        self._claimed: dict[str, int] = {}  # lane → jobs claimed and not finished
+        self.lanes = Lanes()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._running: set[asyncio.Task[None]] = set()
@@ -127,11 +113,7 @@ class JobRunner:
         """`fn` runs outside any transaction; with `lane`, at most LANE_PARALLEL jobs of a lane at once."""
         self.handlers[kind] = fn
         if lane is not None:
-            self.lanes[kind] = lane
-
-    def lane_of(self, kind: str, payload: dict[str, Any]) -> str | None:
-        lane = self.lanes.get(kind)
-        return None if lane is None else f"{kind}:{lane({'kind': kind, 'payload': payload})}"
+            self.lanes.kinds[kind] = lane
 
     def tx_handler(self, kind: str, fn: TxHandler) -> None:
         self.tx_handlers[kind] = fn
@@ -164,14 +146,9 @@ class JobRunner:
         """Recover after a crash (claimed jobs run again), give a file from before lanes its column, and
         learn which lanes have jobs waiting."""
         async with self.emu.transaction() as tx:
-            columns = {row["name"] for row in await tx.all("PRAGMA table_info(jobs)")}
-            if "lane" not in columns:
-                await tx.run("ALTER TABLE jobs ADD COLUMN lane TEXT")
-            await tx.run(LANE_INDEX)
+            await self.lanes.prepare(tx)
             tx.queue("UPDATE jobs SET running = 0 WHERE running = 1")
-            lanes = await tx.all("SELECT DISTINCT lane FROM jobs WHERE lane IS NOT NULL")
-        self.lanes_seen = {row["lane"] for row in lanes}
-        self._claimed.clear()
+            await self.lanes.learn(tx)
 
     async def stop(self) -> None:
         if self._task:
@@ -212,7 +189,7 @@ class JobRunner:
                     "SELECT * FROM jobs WHERE lane IS NULL AND running = 0 AND due_at <= ?"
                     " ORDER BY due_at, seq LIMIT ?", (tx.now_db, BATCH))
                 unlaned = len(rows)
-                rows = sorted([*rows, *await self._lane_rows(tx)],
+                rows = sorted([*rows, *await self.lanes.due_rows(tx)],
                               key=lambda row: (row["due_at"], row["seq"]))
                 taken = await self._take_for_a_while(tx, rows)
                 claimed = [row for row in taken if row["claim"]]
@@ -223,28 +200,11 @@ class JobRunner:
                 more = unlaned >= BATCH or len(taken) < len(rows)
                 next_due = 0.0 if more else await self._next_due(tx)
             for job in claimed:
-                if job["lane"] is not None:
-                    self._claimed[job["lane"]] = self._claimed.get(job["lane"], 0) + 1
+                self.lanes.claimed(job)
                 task = asyncio.create_task(self._run(job))
                 self._running.add(task)
                 task.add_done_callback(self._running.discard)
             return (BATCH if more else len(taken)), next_due
-
-    async def _lane_rows(self, tx: Tx) -> list[Job]:
-        """Each lane's oldest due jobs, as many as its backlog has room for; lanes left with no job at all
-        are forgotten."""
-        rows: list[Job] = []
-        for lane in list(self.lanes_seen):
-            room = LANE_BACKLOG - self._claimed.get(lane, 0)
-            if room <= 0:
-                continue
-            found = await tx.all("SELECT * FROM jobs WHERE lane = ? AND running = 0 AND due_at <= ?"
-                                 " ORDER BY due_at, seq LIMIT ?", (lane, tx.now_db, room))
-            if not found and not self._claimed.get(lane) and not await tx.one(
-                    "SELECT 1 FROM jobs WHERE lane = ? LIMIT 1", (lane,)):
-                self.lanes_seen.discard(lane)
-            rows += found
-        return rows
 
     async def _take_for_a_while(self, tx: Tx, rows: list[Job]) -> list[Job]:
         """Take `rows` in order (`claim` set on those to start as tasks) until PASS_SECONDS of in-transaction
@@ -295,30 +255,10 @@ class JobRunner:
         taken, _ = await self._pass()
         return taken
 
-    @contextlib.asynccontextmanager
-    async def _lane(self, job: Job) -> AsyncIterator[None]:
-        """The job's lane slot (none for jobs without a lane), taken before a shared slot."""
-        lane_of = self.lanes.get(job["kind"])
-        if lane_of is None:
-            yield
-            return
-        key = lane_of(job)
-        slots, users = self._lane_slots.get(key) or (asyncio.Semaphore(LANE_PARALLEL), 0)
-        self._lane_slots[key] = (slots, users + 1)
-        try:
-            async with slots:
-                yield
-        finally:
-            slots, users = self._lane_slots[key]
-            if users == 1:
-                del self._lane_slots[key]  # idle lanes cost nothing
-            else:
-                self._lane_slots[key] = (slots, users - 1)
-
     async def _run(self, job: Job) -> None:
         loop = asyncio.get_running_loop()
         queued_at = loop.time()
-        async with self._lane(job), self._slots:
+        async with self.lanes.slot(job), self._slots:
             job["queued_for"] = loop.time() - queued_at  # seconds spent waiting for a lane and a slot
             step = self.steps.get(job["kind"])
             if step is not None:
@@ -337,18 +277,8 @@ class JobRunner:
                 # leaves the row claimed; start() re-runs it, and handlers treat a repeat as a no-op
                 # (a delivered message is not sent again).
                 self.emu.db.defer("DELETE FROM jobs WHERE seq = ?", (job["seq"],))
-                self._finished(job)
-
-    def _finished(self, job: Job) -> None:
-        """A lane whose backlog has half emptied is refilled by the next pass."""
-        lane = job.get("lane")
-        if lane is None or lane not in self._claimed:
-            return
-        left = self._claimed[lane] = self._claimed[lane] - 1
-        if left <= 0:
-            del self._claimed[lane]
-        if left == LANE_BACKLOG // 2 or left <= 0:
-            self.wake()
+                if self.lanes.finished(job):
+                    self.wake()  # half its backlog is through: the next pass refills it
 
     async def _run_chunks(self, job: Job, step: Step) -> None:
         """Chunk after chunk until the step is done or wants a later time; the job row goes with the last."""

@@ -115,7 +115,7 @@ def _hangs(emu: Emulator) -> dict[str, float]:
 def _waited(emu: Emulator, plan: Plan, queued: float, now: float) -> float:
     """The attempt's time already spent behind the endpoint: its own time queued as a claimed job, or,
     while the endpoint's last attempt hung, the time since that attempt began. Only some of an endpoint's
-    due deliveries are claimed at a time (core/jobs.py LANE_BACKLOG), so the rest of a queue behind a hung
+    due deliveries are claimed at a time (core/lanes.py LANE_BACKLOG), so the rest of a queue behind a hung
     endpoint times out at once too; an attempt a whole timeout after the hang (a retry) tries again."""
     since = _hangs(emu).get(plan.webhook_id)
     timeout = book(emu).timeout_ms / 1000
