@@ -304,9 +304,10 @@ class JobRunner:
             # broadcast). Pages needed again come back from the file on demand.
             await self.emu.db.call(lambda raw: raw.execute("PRAGMA shrink_memory"))
 
-    async def flush(self, rounds: int = 1000) -> int:
+    async def flush(self, rounds: int = 100_000) -> int:
         """Run everything due now, including what those jobs make due, and wait for it all; return how
-        many jobs were taken."""
+        many jobs were taken. A lane gives LANE_BACKLOG jobs a round, so 100 000 deliveries to one
+        endpoint take ~3 000 rounds; `rounds` only stops a job that keeps rescheduling itself for now."""
         total = 0
         for _ in range(rounds):
             taken = await self.run_due()
