@@ -31,12 +31,16 @@ TABLES = ["CREATE INDEX IF NOT EXISTS emails_by_broadcast ON emails (account, br
           " WHERE broadcast_id IS NOT NULL"]
 
 
-async def _card(tx: Tx, row: Row) -> dict[str, Any]:
-    """The broadcast with its audience (the segment's size until it is sent to) and progress."""
+async def _card(tx: Tx, row: Row, sizes: dict[str, int]) -> dict[str, Any]:
+    """The broadcast with its audience (the segment's size until it is sent to; `sizes` keeps those
+    counted for the page) and progress."""
     progress = await send_progress(tx, row["id"])
     segment = await tx.one("SELECT name FROM segments WHERE account = ? AND id = ?",
                            (tx.account, row["segment_id"]))
-    audience = progress["audience"] if progress else await segment_size(tx, row["segment_id"] or "")
+    segment_id = row["segment_id"] or ""
+    if progress is None and segment_id not in sizes:
+        sizes[segment_id] = await segment_size(tx, segment_id)
+    audience = progress["audience"] if progress else sizes[segment_id]
     return {**row, "segment_name": segment["name"] if segment else None, "audience": audience,
             "walked": progress["walked"] if progress else 0,
             "running": row["status"] in ("queued", "scheduled") and progress is not None}
@@ -46,7 +50,8 @@ async def broadcasts(request: Request) -> Response:
     async with emulator_of(request).transaction(account_of(request)) as tx:
         rows = await tx.all(f"SELECT * FROM broadcasts WHERE account = ? ORDER BY seq DESC LIMIT {SHOWN}",
                             (tx.account,))
-        cards = [await _card(tx, row) for row in rows]
+        sizes: dict[str, int] = {}
+        cards = [await _card(tx, row, sizes) for row in rows]
         chrome = await page_chrome(tx, "broadcasts")
     return page(request, "broadcasts.html", {**chrome, "broadcasts": cards, "base": BASE,
                                              "running": any(card["running"] for card in cards)})
@@ -58,7 +63,7 @@ async def broadcast(request: Request) -> Response:
         row = await find_broadcast(tx, request.path_params["id"][:100])
         if row is None:
             return not_found(request, "Broadcast")
-        card = await _card(tx, row)
+        card = await _card(tx, row, {})
         counts = await delivery_counts(tx, row["id"])
         recipients = await recipient_page(tx, row["id"], int(after) if after.isdigit() else 0, RECIPIENTS + 1)
         chrome = await page_chrome(tx, "broadcasts")
