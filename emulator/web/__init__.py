@@ -11,13 +11,28 @@ from typing import TYPE_CHECKING
 
 from starlette.routing import BaseRoute
 
-from emulator.web import broadcasts, contacts, dashboards, imports, inboxes, oauth, sse, unsubscribe, views
+from emulator.web import (
+    actions,
+    broadcasts,
+    contacts,
+    dashboards,
+    deliveries,
+    imports,
+    inboxes,
+    oauth,
+    spam,
+    sse,
+    theme,
+    unsubscribe,
+    views,
+)
 
 if TYPE_CHECKING:
     from emulator.core.emulator import Emulator
 
-ROUTES: list[BaseRoute] = [*views.ROUTES, *dashboards.ROUTES, *inboxes.ROUTES, *unsubscribe.ROUTES,
-                           *oauth.ROUTES, *contacts.ROUTES, *imports.ROUTES, *broadcasts.ROUTES]
+ROUTES: list[BaseRoute] = [*actions.ROUTES, *views.ROUTES, *deliveries.ROUTES, *dashboards.ROUTES,
+                           *inboxes.ROUTES, *unsubscribe.ROUTES, *oauth.ROUTES, *spam.ROUTES, *theme.ROUTES,
+                           *contacts.ROUTES, *imports.ROUTES, *broadcasts.ROUTES]
 TABLES = broadcasts.TABLES
 
 __all__ = ["ROUTES", "TABLES", "install"]
