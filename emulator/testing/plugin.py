@@ -104,14 +104,18 @@ def _no_collections() -> Iterator[None]:
 
     Importing makes a few hundred thousand objects that live as long as the process and no garbage,
     so the collections it would trigger, each walking every object pytest and the suite hold, free
-    nothing: about 10-30 ms of the first test's wait on a 2-core machine (issue 18). The state is put
-    back afterwards; the next collection then sees the new objects once.
+    nothing: about 10-30 ms of the first test's wait on a 2-core machine (issue 18). Afterwards they
+    go straight to the oldest generation (`freeze` then `unfreeze` moves every tracked object there):
+    left in the youngest, the first collection after this would walk them all anyway, ~17 ms of the
+    first test's reset (issue 28). They stay collectable by full collections, as any old object.
     """
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        gc.freeze()
+        gc.unfreeze()
         if enabled:
             gc.enable()
 
