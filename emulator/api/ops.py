@@ -14,7 +14,7 @@ from starlette.responses import Response
 from emulator.api.auth import Credential
 from emulator.core import errors
 from emulator.core.errors import ApiError
-from emulator.core.jsontext import compact
+from emulator.core.jsontext import compact_bytes
 
 if TYPE_CHECKING:
     from starlette.datastructures import Headers, QueryParams
@@ -103,7 +103,7 @@ class Op:
 
 
 def dumps(body: Any) -> bytes:
-    return compact(body).encode()
+    return compact_bytes(body)
 
 
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
