@@ -168,7 +168,8 @@ def main() -> None:
     print(f"  = {rate / emitted:.2f}x emitting with no subscriber ({emitted:,.0f} events/s)")
     print(f"  event→receipt under the burst: p50 {b50:.1f} ms, p99 {b99:.1f} ms")
     print(f"one event at a time ({PACED}): event→receipt p50 {p50:.2f} ms, p99 {p99:.2f} ms")
-    targets.record("webhooks: signed deliveries/s", f"{rate:,.0f}/s", ">= 2 000/s", rate >= 2000)
+    targets.record("webhooks: burst vs a bare aiohttp sender",
+                   f"{rate / raw:.2f}x ({rate:,.0f}/s of {raw:,.0f}/s)", ">= 0.5x", rate / raw >= 0.5)
     targets.record("webhooks: event→receipt p50", f"{b50:.1f} ms under the burst", "<= 5 ms", b50 <= 5)
 
 
