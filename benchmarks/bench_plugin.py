@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -60,12 +61,18 @@ MAIL = {"from": "Acme <hello@acme.dev>", "to": ["delivered@resend.dev"], "subjec
         "html": "<p>Hello</p>"}
 
 
-def _pytest_seconds(folder: str, env: dict[str, str]) -> float:
-    """Wall time of one whole `pytest` process on `folder`, every installed plugin loaded."""
+def _pytest_seconds(folder: str, env: dict[str, str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of one whole `pytest` process on `folder`, every installed plugin loaded."""
+    cpu_before = _children_cpu()
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", folder], cwd=folder,
                    capture_output=True, check=True, env=env)
-    return time.perf_counter() - started
+    return time.perf_counter() - started, _children_cpu() - cpu_before
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _forget_rewritten_bytecode() -> None:
@@ -75,9 +82,9 @@ def _forget_rewritten_bytecode() -> None:
         cached.unlink(missing_ok=True)
 
 
-def first_test_ratio(no_bytecode_cache: bool) -> tuple[list[float], list[float]]:
+def first_test_ratio(no_bytecode_cache: bool) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
     """A one-test pytest run using `resend_emulator` and the same run whose test does not use it,
-    alternating, FIRST_TEST_ROUNDS rounds: (with, without) wall times in seconds.
+    alternating, FIRST_TEST_ROUNDS rounds: (with, without) lists of (wall, CPU) seconds.
 
     The emulator's plain bytecode is there in both modes, as a wheel install leaves it; what
     PYTHONDONTWRITEBYTECODE=1 takes away is any cache written at test time.
@@ -88,7 +95,7 @@ def first_test_ratio(no_bytecode_cache: bool) -> tuple[list[float], list[float]]
     with tempfile.TemporaryDirectory() as with_it, tempfile.TemporaryDirectory() as without_it:
         Path(with_it, "test_one.py").write_text(WITH_FIXTURE)
         Path(without_it, "test_one.py").write_text(WITHOUT_FIXTURE)
-        runs: tuple[list[float], list[float]] = ([], [])
+        runs: tuple[list[tuple[float, float]], list[tuple[float, float]]] = ([], [])
         for _ in range(FIRST_TEST_ROUNDS):
             for folder, times in ((with_it, runs[0]), (without_it, runs[1])):
                 if no_bytecode_cache:
@@ -115,12 +122,16 @@ def first_test_figures() -> None:
         label = "PYTHONDONTWRITEBYTECODE=1" if no_cache else "bytecode cache on"
         first_test_ratio(no_cache)  # warm-up (and, with the cache on, writes it)
         with_it, without_it = first_test_ratio(no_cache)
-        ratios = [ours / bare for ours, bare in zip(with_it, without_it, strict=True)]
-        ratio = statistics.median(ratios)
-        print(f"  {label:<26} with {statistics.median(with_it) * 1000:5.0f} ms,"
-              f" without {statistics.median(without_it) * 1000:5.0f} ms, ratio {spread(ratios)}")
-        targets.record(f"pytest one-test run with/without fixture ({label})",
-                       f"{spread(ratios)}x", "<= 1.4x", ratio <= 1.4)
+        for kind, index in (("wall", 0), ("CPU", 1)):
+            ours, bare = [run[index] for run in with_it], [run[index] for run in without_it]
+            ratios = [one / other for one, other in zip(ours, bare, strict=True)]
+            print(f"  {label:<26} {kind:<4} with {statistics.median(ours) * 1000:5.0f} ms,"
+                  f" without {statistics.median(bare) * 1000:5.0f} ms, ratio {spread(ratios)}")
+        # The verdict on CPU time: the process is CPU-bound, so on an idle machine its wall time is its
+        # CPU time, and on a shared one wall time mostly measures the neighbours (rounds swing 0.7-2.5x
+        # under a load of 12 on 2 cores; CPU time stays within a few percent).
+        targets.record(f"pytest one-test run with/without fixture ({label}), CPU",
+                       f"{spread(ratios)}x", "<= 1.4x", statistics.median(ratios) <= 1.4)
     phases = startup_phases()
     print("  fresh process: " + ", ".join(f"{name} {ms:.0f} ms" for name, ms in phases.items()))
 
