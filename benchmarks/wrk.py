@@ -66,7 +66,9 @@ def _ms(text: str) -> float:
 
 def parse(output: str, seconds: float) -> dict[str, float]:
     """requests, errors (socket errors + non-2xx/3xx), rps, p50_ms, p99_ms from `wrk --latency`."""
-    quantiles = dict(re.findall(r"^\s+(50|99)%\s+(\S+)$", output, re.M))
+    quantiles = dict(re.findall(r"^\s+(50|99)%\s+(\S+)[ \t]*$", output, re.M))  # "1.32s " when in seconds
+    if len(quantiles) < 2:
+        raise RuntimeError(f"wrk printed no latency distribution:\n{output}")
     requests = int(re.search(r"^\s*(\d+) requests in", output, re.M).group(1))  # type: ignore[union-attr]
     errors = sum(int(n) for n in re.findall(r"(?:connect|read|write|timeout) (\d+)", output))
     non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
