@@ -70,11 +70,15 @@ class ApiRequest:
     method: str
     path: str
     params: dict[str, str]
-    query: QueryParams
     headers: Headers
     body: Any
     credential: Credential | None
     raw: Request = field(repr=False)
+
+    @property
+    def query(self) -> QueryParams:
+        # Parsed on first use (and kept by Starlette's Request): a send never reads its query string.
+        return self.raw.query_params
 
     def json_object(self) -> dict[str, Any]:
         """The body as a JSON object; `{}` when empty (SDKs send bodies on GET/DELETE too)."""
