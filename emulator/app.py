@@ -29,9 +29,11 @@ from emulator.control import (
 from emulator.control import (
     engagement,
     files,
+    housekeeping,
     inbound,
     outbox,
     qa,
+    reads,
     retention,
     scenarios,
     search,
@@ -55,9 +57,9 @@ log = logging.getLogger("emulator")
 KERNEL_MODULES: list[Any] = [events, jobs, idempotency, request_log]
 # Extra parts (webhook delivery, SMTP, web UI, test plugin support) plug in here: each may offer
 # TABLES, OPS, ROUTES, `install(emu)` (at creation) and `async start(emu)` / `async stop(emu)`.
-EXTENSIONS: list[Any] = [control, outbox, control_domains, control_smtp, files, webhook_faults, smtp,
-                         inbound, api_faults, snapshots, scenarios, engagement, control_oauth, qa, search,
-                         retention]
+EXTENSIONS: list[Any] = [control, outbox, housekeeping, reads, control_domains, control_smtp, files,
+                         webhook_faults, smtp, inbound, api_faults, snapshots, scenarios, engagement,
+                         control_oauth, qa, search, retention]
 
 
 class LazyRoutes(BaseRoute):

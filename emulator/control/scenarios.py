@@ -269,4 +269,11 @@ async def start(emu: Emulator) -> None:
             raise SystemExit(f"--scenario {emu.settings.seed_file}: {error.message}") from None
 
 
+async def reset_and_reload(emu: Emulator) -> None:
+    """The UI's "Reset emulator": a fresh start, then the --scenario the emulator was started with."""
+    await emu.reset()
+    if emu.settings.seed_file:
+        await load(emu, read(emu.settings.seed_file))
+
+
 ROUTES = [Route(f"{PREFIX}/scenario", load_route, methods=["POST"])]

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING
 
 from starlette.routing import BaseRoute
 
-from emulator.web import dashboards, inboxes, oauth, sse, unsubscribe, views
+from emulator.web import actions, dashboards, deliveries, inboxes, oauth, spam, sse, theme, unsubscribe, views
 
 if TYPE_CHECKING:
     from emulator.core.emulator import Emulator
 
-ROUTES: list[BaseRoute] = [*views.ROUTES, *dashboards.ROUTES, *inboxes.ROUTES, *unsubscribe.ROUTES,
-                           *oauth.ROUTES]
+ROUTES: list[BaseRoute] = [*actions.ROUTES, *views.ROUTES, *deliveries.ROUTES, *dashboards.ROUTES,
+                           *inboxes.ROUTES, *unsubscribe.ROUTES, *oauth.ROUTES, *spam.ROUTES, *theme.ROUTES]
 
 __all__ = ["ROUTES", "install"]
 
