@@ -316,7 +316,8 @@ def test_on_a_phone_the_header_is_one_row_with_a_menu(server: EmulatorServer, ap
     expect(menu).to_contain_text("Outbox")
     menu.click()
     links = page.locator("#menu .menu-sections a")
-    expect(links).to_have_text(["Outbox", "Received", "Inboxes", "Webhooks", "Logs", "Automations", "OAuth"])
+    expect(links).to_have_text(["Outbox", "Received", "Inboxes", "Webhooks", "Contacts", "Broadcasts", "Logs",
+                                "Automations", "OAuth"])
     for link in links.all():
         expect(link).to_be_in_viewport()
     page.locator("#rows").click(position={"x": 5, "y": 5})  # elsewhere: the menu closes
