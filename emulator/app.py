@@ -132,9 +132,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        await emu.open(all_ddl())
         started: list[Any] = []
         try:
+            await emu.open(all_ddl())
             for module in modules:
                 if hasattr(module, "start"):
                     await module.start(emu)
