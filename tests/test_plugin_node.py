@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 NODE = shutil.which("node")
-pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
+pytestmark = pytest.mark.node
 
 SCRIPT = r"""
 const BASE = process.argv[1];
