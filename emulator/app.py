@@ -48,6 +48,7 @@ from emulator.core import errors, events, jobs
 from emulator.core.config import Settings
 from emulator.core.emulator import Emulator
 from emulator.core.errors import ApiError
+from emulator.core.stdout import say
 from emulator.resources import MODULES
 from emulator.smtp import server as smtp
 
@@ -100,7 +101,7 @@ async def _write_deferred(emu: Emulator) -> None:
 
 
 def _print_line(line: str) -> None:
-    print(line, flush=True)
+    say(line + "\n")
 
 
 def _middleware(settings: Settings) -> list[Middleware]:

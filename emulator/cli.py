@@ -20,6 +20,7 @@ from emulator.core import clock
 from emulator.core.clock import parse_iso
 from emulator.core.config import Settings, StartupError
 from emulator.core.net import bind
+from emulator.core.stdout import say
 
 ENV_PREFIX = "RESEND_EMULATOR_"
 T = TypeVar("T")
@@ -279,7 +280,7 @@ def print_banner(emu: Any) -> None:
     if "scenario_summary" in emu.state:
         lines.append(f"  {emu.state['scenario_summary']}")
     lines.append(f"  outbox UI: {emu.state['http_url']}/_emulator/ui/")
-    print("\n".join(lines), flush=True)
+    say("\n".join(lines) + "\n")
 
 
 def tune_for_serving() -> None:

@@ -206,3 +206,19 @@ def test_the_banner_counts_the_demo_scenario_from_what_it_made() -> None:
         assert banner[2] == f"  scenario demo: {len(outbox)} emails, 1 domain\n"
     finally:
         lines_after(process)
+
+
+def test_a_reader_that_closes_the_pipe_after_the_url_does_not_stop_the_server() -> None:
+    # What a Node test runner's global setup does: read the first line, close the pipe, keep testing.
+    process = subprocess.Popen([sys.executable, "-m", "emulator", "--port", "0", "--no-smtp", "-v"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().split()[-1]
+        process.stdout.close()
+        for _ in range(3):  # each request now writes its log line into the closed pipe
+            assert httpx.get(f"{url}/_emulator/health").status_code == 200
+    finally:
+        process.terminate()
+        _, errors = process.communicate(timeout=30)
+    assert errors == ""
