@@ -36,11 +36,11 @@ test-tools:
 	@command -v chromium >/dev/null 2>&1 || { echo "make test: the browser tests need Chromium; install it first:" \
 		"$(SUDO)apt-get update && $(SUDO)apt-get install -y chromium" >&2; exit 1; }
 	@command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || { echo "make test: the Node tests" \
-		"need Node.js 20 or newer and npm; install them first: $(SUDO)apt-get update &&" \
-		"$(SUDO)apt-get install -y nodejs npm" >&2; exit 1; }
+		"need Node.js 20 or newer with npm; install them first: $(SUDO)apt-get update &&" \
+		"$(SUDO)apt-get install -y nodejs npm && $(SUDO)npm install --global node@20" >&2; exit 1; }
 	@node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' || { echo "make test:" \
-		"the Node tests need Node.js 20 or newer, not $$(node --version); install it from https://nodejs.org" >&2; \
-		exit 1; }
+		"the Node tests need Node.js 20 or newer, not $$(node --version); install it first:" \
+		"$(SUDO)npm install --global node@20" >&2; exit 1; }
 
 lint:
 	$(PYTHON) -m ruff check emulator tests benchmarks

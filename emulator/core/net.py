@@ -7,7 +7,7 @@ import socket
 
 from emulator.core.config import StartupError
 
-FREE_PORT = "0 picks a free one"
+FREE_PORT = "0 picks a free one"  # said after a colon: the line's advice is already in parentheses
 
 
 def bind(host: str, port: int, flag: str = "--port", alternative: str = "") -> socket.socket:
@@ -27,21 +27,21 @@ def bind(host: str, port: int, flag: str = "--port", alternative: str = "") -> s
 
 
 def _refusal(exc: OSError, host: str, port: int, flag: str, alternative: str) -> StartupError:
-    ways = f", or {alternative}" if alternative else ""
+    ways = f"; or give {alternative}" if alternative else ""
     if isinstance(exc, socket.gaierror):
         return StartupError("--host", host, f"cannot listen on it: {exc.strerror}",
                             "give an address or name of this machine, e.g. 127.0.0.1")
     if exc.errno == errno.EADDRINUSE:
         return StartupError(flag, port, f"cannot listen on {host}:{port}: the port is already in use",
-                            f"stop what listens there or choose another port ({FREE_PORT}){ways}",
+                            f"stop what listens there, or choose another port: {FREE_PORT}{ways}",
                             usage=False)
     if exc.errno == errno.EACCES:
         return StartupError(flag, port, f"cannot listen on {host}:{port}: permission denied",
-                            f"ports below 1024 need root: choose a higher one ({FREE_PORT}){ways}",
+                            f"ports below 1024 need root, so choose a higher one: {FREE_PORT}{ways}",
                             usage=False)
     if exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
         return StartupError("--host", host, f"cannot listen on it: {exc.strerror}",
                             "give an address of this machine: 127.0.0.1, or 0.0.0.0 for every interface",
                             usage=False)
     return StartupError(flag, port, f"cannot listen on {host}:{port}: {exc.strerror}",
-                        f"choose another port ({FREE_PORT}){ways}", usage=False)
+                        f"choose another port: {FREE_PORT}{ways}", usage=False)
