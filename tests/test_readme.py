@@ -124,7 +124,8 @@ def run_command(line: str, tmp_path: Path) -> None:
     elif words[:2] == ["pip", "wheel"]:
         result = shell(f"python -m {line}", tmp_path)
     elif words[:2] == ["npm", "install"]:
-        result = shell(f"npm install --dry-run --no-audit --no-fund {shlex.join(words[2:])}", tmp_path)
+        result = shell(f"npm install --dry-run --prefer-offline --no-audit --no-fund {shlex.join(words[2:])}",
+                       tmp_path)
     elif words[:2] == ["sudo", "apt-get"] and words[2] == "install":
         # What it installs must be Debian packages: simulated, nothing changes.
         result = shell(f"apt-get install --simulate {shlex.join(words[3:])}", tmp_path)
