@@ -3,9 +3,8 @@
 Each example is dispatched on what it is: commands that would install into this environment run with
 `--dry-run` (or `apt-get --simulate`), `make` targets that serve forever or run this very suite run as
 `make -n`, the emulator command starts a real server on free ports (examples then talk to that port).
-The Node recipe runs as a project under vitest and Jest, Resend's CLI and MCP server run against the
-emulator (their npm packages installed into a cache outside the repository: tests/node_helpers.py).
-A block nobody knows how to run fails a test: an example is never skipped.
+The Node recipe and Resend's CLI and MCP server run in tests/test_readme_node.py. A block nobody knows
+how to run fails a test: an example is never skipped.
 """
 
 from __future__ import annotations
@@ -13,15 +12,11 @@ from __future__ import annotations
 import ast
 import json
 import os
-import queue
 import re
 import shlex
 import subprocess
 import sys
-import threading
-import tomllib
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,87 +24,30 @@ import httpx
 import pytest
 
 from emulator.cli import build_parser
-from tests.node_helpers import CACHE, locked, npm_packages, run_npm
+from tests.readme_helpers import (
+    BLOCKS,
+    CLONE_PLACEHOLDER,
+    EMAIL_ID,
+    EXAMPLES,
+    OUTPUT_LANGUAGES,
+    README,
+    README_URL,
+    ROOT,
+    SPECIAL,
+    VERSION,
+    clean_env,
+    cli,
+    commands,
+    quick_start_command,
+    shell,
+)
 from tests.source_tree import source_copy
-
-ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text()
-FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.M | re.S)
-BLOCKS: list[tuple[str, str]] = FENCE.findall(README)
-OUTPUT_LANGUAGES = {"text"}  # what a command printed (the performance table), not something to run
-BIN = Path(sys.executable).parent
-CLONE_PLACEHOLDER = "/path/to/resend-emulator"
-README_URL = "http://127.0.0.1:2580"
-EMAIL_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-# The Node recipe's packages, pinned (the README's `npm install` line names them unpinned).
-NODE_RUNNERS = ["vitest@4.1.12", "jest@30.5.2", "@jest/globals@30.5.2", "resend@6.12.2"]
-JEST_IMPORT = 'import the same names from "@jest/globals" instead of "vitest"'
-
-
-def is_node_recipe(lang: str, body: str) -> bool:
-    return lang == "js" or (lang == "sh" and "npx vitest run" in body)
-
-
-def is_resend_cli(lang: str, body: str) -> bool:
-    return lang == "sh" and "\nresend emails send " in body
-
-
-def is_mcp_config(lang: str, body: str) -> bool:
-    return lang == "json" and '"mcpServers"' in body
-
-
-SPECIAL = (is_node_recipe, is_resend_cli, is_mcp_config)
-EXAMPLES = [(lang, body) for lang, body in BLOCKS
-            if lang in {"sh", "python"} and not any(kind(lang, body) for kind in SPECIAL)]
-
-
-def clean_env() -> dict[str, str]:
-    """The environment of a new shell: no emulator variables left over from this test session."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("RESEND_", "PYTEST_"))}
-    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
-    return env
-
-
-def commands(body: str) -> list[str]:
-    lines = (line.split(" #")[0].strip() for line in body.splitlines())
-    return [line for line in lines if line and not line.startswith("#")]
-
-
-@contextmanager
-def cli(command: str) -> Iterator[str]:
-    """The README's `resend-emulator ...` line, on free ports; yields the URL it prints."""
-    args = shlex.split(command.rstrip("&").strip())
-    assert args[0] == "resend-emulator"
-    for flag in ("--port", "--smtp-port", "--smtps-port"):
-        if flag in args:
-            args[args.index(flag) + 1] = "0"
-        elif flag != "--port" and "--no-smtp" not in args:
-            args += [flag, "0"]
-    process = subprocess.Popen([str(BIN / "resend-emulator"), *args[1:]], stdout=subprocess.PIPE, text=True,
-                               env=clean_env())
-    try:
-        assert process.stdout is not None
-        first = process.stdout.readline()
-        assert first.startswith("resend-emulator listening on http://127.0.0.1:"), first
-        yield first.split()[-1]
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")
 def live() -> Iterator[str]:
-    """The emulator the quick start tells a newcomer to start (its first `resend-emulator` example)."""
-    lines = (line for _, body in EXAMPLES for line in commands(body))
-    start = next(line for line in lines if line.startswith("resend-emulator"))
-    with cli(start) as url:
+    with cli(quick_start_command()) as url:
         yield url
-
-
-def shell(line: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", "-ec", line], cwd=cwd, env=clean_env(), capture_output=True, text=True,
-                          timeout=300)
 
 
 def run_command(line: str, tmp_path: Path) -> None:
@@ -303,169 +241,3 @@ def test_make_run_installs_only_when_pyproject_is_newer_than_the_last_install(tm
     assert planned().splitlines() == ["python3 -m emulator "]
     os.utime(stamp, (os.stat(ROOT / "pyproject.toml").st_mtime - 10,) * 2)
     assert "pip install -q -e ." in planned()
-
-
-# ---- the Node recipe under vitest and Jest ---------------------------------------------------------
-
-def node_env(**extra: str) -> dict[str, str]:
-    """A new shell's environment, the emulator's command on PATH, no colours, nothing sent online."""
-    return {**clean_env(), "NO_COLOR": "1", "FORCE_COLOR": "0", "DO_NOT_TRACK": "1", **extra}
-
-
-def recipe_files() -> dict[str, str]:
-    """The recipe's files, named by their first line (`// path — what it is`)."""
-    files = {}
-    for lang, body in BLOCKS:
-        if lang == "js":
-            first = body.splitlines()[0]
-            assert first.startswith("// "), first
-            files[first.removeprefix("// ").split()[0]] = body
-    return files
-
-
-def write_project(folder: Path, files: dict[str, str], packages: Path) -> Path:
-    for name, body in files.items():
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        (folder / name).write_text(body)
-    (folder / "node_modules").symlink_to(packages / "node_modules")
-    return folder
-
-
-def recipe_commands() -> list[str]:
-    [body] = [body for lang, body in BLOCKS if lang == "sh" and is_node_recipe(lang, body)]
-    return commands(body)
-
-
-@pytest.fixture(scope="module")
-def node_runners() -> Path:
-    return npm_packages("node-runners", *NODE_RUNNERS)
-
-
-@pytest.mark.node
-def test_the_node_recipe_installs_what_it_imports() -> None:
-    install = next(line for _, body in BLOCKS for line in commands(body)
-                   if line.startswith("npm install --save-dev"))
-    assert set(install.split()[3:]) == {spec.rsplit("@", 1)[0] for spec in NODE_RUNNERS}
-
-
-@pytest.mark.node
-def test_the_node_recipe_runs_under_vitest(node_runners: Path, tmp_path: Path) -> None:
-    files = recipe_files()
-    assert set(files) == {"test/emulator.setup.mjs", "vitest.config.mjs", "jest.config.mjs",
-                          "test/mail.test.mjs"}
-    project = write_project(tmp_path, files, node_runners)
-    [command] = [line for line in recipe_commands() if "vitest" in line]
-    done = subprocess.run(["bash", "-ec", command], cwd=project, env=node_env(), capture_output=True,
-                          text=True, timeout=180)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert re.search(r"Tests\s+2 passed \(2\)", done.stdout), done.stdout[-3000:]
-
-
-@pytest.mark.node
-def test_the_node_recipe_runs_under_jest_with_the_import_it_names(node_runners: Path,
-                                                                   tmp_path: Path) -> None:
-    files = recipe_files()
-    test_file = files["test/mail.test.mjs"]
-    assert JEST_IMPORT in test_file  # the one change the README tells Jest users to make
-    files["test/mail.test.mjs"] = test_file.replace('from "vitest";', 'from "@jest/globals";')
-    project = write_project(tmp_path, files, node_runners)
-    [command] = [line for line in recipe_commands() if "jest" in line]
-    done = subprocess.run(["bash", "-ec", command], cwd=project, env=node_env(), capture_output=True,
-                          text=True, timeout=180)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert re.search(r"Tests:\s+2 passed, 2 total", done.stderr), done.stderr[-3000:]
-
-
-# ---- Resend's CLI and MCP server against the emulator -------------------------------------------------
-
-def resend_cli(install_line: str) -> Path:
-    """The README's `npm install --global resend-cli@X`, with npm's global prefix in the cache."""
-    spec = install_line.split()[-1]
-    with locked(CACHE / "resend-cli") as prefix:
-        installed = prefix / "lib" / "node_modules" / "resend-cli" / "package.json"
-        if not installed.exists() or json.loads(installed.read_text())["version"] != spec.rsplit("@", 1)[1]:
-            run_npm([*shlex.split(install_line)[1:], "--no-audit", "--no-fund"], prefix,
-                    env={**os.environ, "npm_config_prefix": str(prefix)})
-    return prefix / "bin"
-
-
-@pytest.mark.node
-def test_resend_cli_sends_and_lists_through_the_emulator(live: str, tmp_path: Path) -> None:
-    [body] = [body for lang, body in BLOCKS if is_resend_cli(lang, body)]
-    install, *rest = commands(body)
-    assert install.startswith("npm install --global resend-cli@")
-    env = node_env(HOME=str(tmp_path))  # its config and credential store, if it writes one
-    env["PATH"] = f"{resend_cli(install)}{os.pathsep}{env['PATH']}"
-    script = "\n".join(rest).replace(README_URL, live)
-    done = subprocess.run(["bash", "-ec", script], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    mail = outbox_mail(live, "Hi from the CLI")
-    assert (mail["from"], mail["to"], mail["text"]) == ("Acme <hello@acme.dev>", ["ada@lovelace.dev"],
-                                                       "Hello")
-    assert mail["id"] in done.stdout and done.stdout.count("Hi from the CLI") >= 1  # sent, then listed
-
-
-def outbox_mail(url: str, subject: str) -> dict[str, Any]:
-    """The one email with this subject, as the outbox shows it in full."""
-    [listed] = httpx.get(f"{url}/_emulator/outbox", params={"subject": subject}).json()["data"]
-    return httpx.get(f"{url}/_emulator/outbox/{listed['id']}").json()  # type: ignore[no-any-return]
-
-
-class McpSession:
-    """JSON-RPC 2.0 over the server's stdin/stdout, one JSON message per line (MCP's stdio transport)."""
-
-    def __init__(self, process: subprocess.Popen[str]) -> None:
-        self.process = process
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.next_id = 0
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.lines.put(line)
-
-    def send(self, message: dict[str, Any]) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
-        self.process.stdin.flush()
-
-    def call(self, method: str, params: dict[str, Any], timeout: float = 120) -> Any:
-        self.next_id += 1
-        self.send({"id": self.next_id, "method": method, "params": params})
-        while True:
-            answer = json.loads(self.lines.get(timeout=timeout))
-            if answer.get("id") == self.next_id:
-                assert "error" not in answer, answer
-                return answer["result"]
-
-
-@pytest.mark.node
-def test_resend_mcp_sends_and_lists_over_stdio(live: str, tmp_path: Path) -> None:
-    [body] = [body for lang, body in BLOCKS if is_mcp_config(lang, body)]
-    server = json.loads(body.replace(README_URL, live))["mcpServers"]["resend"]
-    # npx fetches the pinned server into the test cache (not ~/.npm) on first use.
-    env = {**node_env(HOME=str(tmp_path), npm_config_cache=str(CACHE / "npm")), **server["env"]}
-    with locked(CACHE / "npm"):  # one download at a time
-        process = subprocess.Popen([server["command"], *server["args"]], stdin=subprocess.PIPE,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                                   cwd=tmp_path)
-        try:
-            session = McpSession(process)
-            session.call("initialize", {"protocolVersion": "2025-03-26", "capabilities": {},
-                                        "clientInfo": {"name": "resend-emulator-tests", "version": VERSION}})
-            session.send({"method": "notifications/initialized"})
-            tools = {tool["name"] for tool in session.call("tools/list", {})["tools"]}
-            assert {"send-email", "list-emails", "get-email"} <= tools
-            sent = session.call("tools/call", {"name": "send-email", "arguments": {
-                "to": ["ada@lovelace.dev"], "subject": "Hi from an agent", "text": "Sent through MCP."}})
-            listed = session.call("tools/call", {"name": "list-emails", "arguments": {}})
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
-    assert not sent.get("isError"), sent
-    mail = outbox_mail(live, "Hi from an agent")
-    assert (mail["from"], mail["to"], mail["text"]) == ("Agent <agent@acme.dev>", ["ada@lovelace.dev"],
-                                                       "Sent through MCP.")
-    assert mail["id"] in json.dumps(sent) and mail["id"] in json.dumps(listed)
