@@ -233,7 +233,7 @@ def test_make_run_installs_only_when_pyproject_is_newer_than_the_last_install(tm
     stamp = tmp_path / ".resend-emulator-installed"
 
     def planned() -> str:
-        return shell(f"make -n run PREFIX={tmp_path}", ROOT).stdout
+        return shell(f"make --no-print-directory -n run PREFIX={tmp_path}", ROOT).stdout
 
     assert "pip install" in planned()  # never installed into this environment
     stamp.touch()
