@@ -2,10 +2,11 @@
 
 1. Throughput and latency of POST /emails at 1, 8 and 64 connections, and in the same run the same
    load against the ceiling (benchmarks/serve_app.py `ceiling`: a minimal Starlette endpoint writing
-   one row to SQLite through aiosqlite, WAL, synchronous=NORMAL, one commit per request). Both run on
-   uvicorn with uvloop + httptools in their own process pinned to core 0; the load is `wrk` on core 1
-   (benchmarks/wrk.py). Targets (issue 18): at 8 connections >= 0.50 of the ceiling in memory, >= 0.40
-   with --db FILE, p99 < 50 ms, no errors; at 1 connection p50 <= 0.5 ms.
+   one row to SQLite through aiosqlite, WAL, synchronous=NORMAL, one commit per request) and the peer
+   (benchmarks/peer.py: `emulate` 0.12.2, Node, in memory). Each runs in its own process pinned to
+   core 0; the load is `wrk` on core 1 (benchmarks/wrk.py). Targets (issue 28), at 8 connections: in
+   memory >= 1.0x emulate and >= 0.60x the ceiling, with --db FILE >= 0.80x emulate, p99 < 50 ms and
+   no errors; at 1 connection p50 <= 1.5x the ceiling's.
 2. One page of 20 emails (GET /emails, a page from the middle, the outbox list) with 1 000 and with
    1 000 000 stored emails: the query alone in this process, and over HTTP. Keyset pagination makes both
    sizes cost the same.
@@ -28,7 +29,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from benchmarks import targets, wrk
+from benchmarks import peer, targets, wrk
 from emulator.core.clock import to_db
 from emulator.core.db import Database, Tx
 
@@ -47,7 +48,7 @@ LIST_SECONDS = 1.5
 
 
 @contextmanager
-def server(*args: str) -> Iterator[int]:
+def server(*args: str) -> Iterator[wrk.Running]:
     process = subprocess.Popen(wrk.pinned([sys.executable, "-m", "benchmarks.serve_app", *args]),
                                stdout=subprocess.PIPE, text=True)
     try:
@@ -55,63 +56,115 @@ def server(*args: str) -> Iterator[int]:
         line = process.stdout.readline()
         if not line.startswith("PORT "):
             raise RuntimeError(f"server did not start: {line!r}")
-        yield int(line.split()[1])
+        yield wrk.Running(int(line.split()[1]), process.pid)
     finally:
         process.terminate()
         process.wait(timeout=10)
 
 
 def load(port: int, concurrency: int, seconds: float, method: str = "POST", path: str = "/emails",
-         body: str = SEND_BODY) -> dict[str, float]:
-    return wrk.load(port, concurrency, seconds, method, path, body, {"Authorization": f"Bearer {API_KEY}"})
+         body: str = SEND_BODY, lua: str = "", pid: int | None = None) -> dict[str, float]:
+    headers = {} if lua else {"Authorization": f"Bearer {API_KEY}"}
+    return wrk.load(port, concurrency, seconds, method, path, body, headers, lua, pid)
 
 
-def row(label: str, result: dict[str, float]) -> str:
+def row(label: str, result: dict[str, float], ratios: str = "") -> str:
     errors = f"  errors {int(result['errors'])}" if result["errors"] else ""
-    return (f"  {label:<28} {result['rps']:8.0f} req/s   p50 {result['p50_ms']:6.2f} ms"
-            f"   p99 {result['p99_ms']:6.2f} ms{errors}")
+    return (f"  {label:<8} {result['rps']:6.0f} req/s {result['cpu_us']:5.0f} µs CPU/req   p50"
+            f" {result['p50_ms']:6.2f} ms   p99 {result['p99_ms']:6.2f} ms{errors}{ratios}")
 
 
 def spread(values: list[float], fmt: str) -> str:
     return f"{format(statistics.median(values), fmt)} ({format(min(values), fmt)}–{format(max(values), fmt)})"
 
 
+@contextmanager
+def any_server(label: str, workdir: str, round_: int,
+               peer_command: list[str] | None) -> Iterator[wrk.Running]:
+    # Fresh files every round, as the in-memory servers start empty: a file reused across rounds
+    # grows by each round's ~40 000 sends, and later rounds would measure a bigger database.
+    if label == "emulate":
+        assert peer_command is not None
+        with peer.running(peer_command) as running:
+            yield running
+        return
+    args = {"ceiling": ["ceiling", os.path.join(workdir, f"ceiling-{round_}.db")],
+            "memory": ["emulator", ":memory:", API_KEY],
+            "file": ["emulator", os.path.join(workdir, f"emulator-{round_}.db"), API_KEY]}[label]
+    with server(*args) as running:
+        yield running
+
+
+def _peer_command() -> list[str] | None:
+    try:
+        return peer.ensure_installed()
+    except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+        print(f"  the peer (emulate) is not available, its rows are missing: {exc}")
+        return None
+
+
+def _ratios(runs: dict[tuple[str, int], list[dict[str, float]]], label: str, other: str, level: int,
+            key: str = "rps") -> list[float]:
+    pairs = zip(runs[label, level], runs[other, level], strict=True)
+    return [ours[key] / theirs[key] for ours, theirs in pairs]
+
+
 def bench_send(workdir: str) -> None:
-    """Ceiling, emulator (memory, as `resend-emulator` runs by default) and emulator `--db FILE`,
-    alternating in every round, each server pinned to core 0 and `wrk` to core 1. Medians of ROUNDS
-    rounds with min–max."""
-    print(f"POST /emails vs the ceiling (wrk on core 1, servers on core 0, {ROUNDS} rounds alternating)")
+    """The ceiling, the peer (`emulate`), the emulator in memory (as `resend-emulator` runs by default)
+    and with `--db FILE`, alternating in every round, each server pinned to core 0 and `wrk` to core 1.
+    Medians of ROUNDS rounds with min–max; every ratio is taken within a round, then the median."""
+    peer_command = _peer_command()
+    labels = ["ceiling", *(["emulate"] if peer_command else []), "memory", "file"]
+    print(f"POST /emails: ceiling, peer, emulator (wrk on core 1, servers on core 0, {ROUNDS} rounds"
+          " alternating)")
     runs: dict[tuple[str, int], list[dict[str, float]]] = {}
     for round_ in range(ROUNDS):
-        # Fresh files every round, as the in-memory server starts empty: a file reused across rounds
-        # grows by each round's ~40 000 sends, and later rounds would measure a bigger database.
-        servers = {
-            "ceiling": ["ceiling", os.path.join(workdir, f"ceiling-{round_}.db")],
-            "memory": ["emulator", ":memory:", API_KEY],
-            "file": ["emulator", os.path.join(workdir, f"emulator-{round_}.db"), API_KEY],
-        }
-        for label, args in servers.items():
-            with server(*args) as port:
-                load(port, 8, 1)  # warm-up
+        for label in labels:
+            rotate = label == "emulate"
+            with any_server(label, workdir, round_, peer_command) as (port, pid):
+                load(port, 8, 1, lua=peer.rotating_tokens_lua() if rotate else "")  # warm-up
                 for level in LEVELS:
-                    runs.setdefault((label, level), []).append(load(port, level, SECONDS))
+                    result = load(port, level, SECONDS, lua=peer.rotating_tokens_lua() if rotate else "",
+                                  pid=pid)
+                    runs.setdefault((label, level), []).append(result)
     for level in LEVELS:
         print(f" {level} connection(s)")
-        for label in ("ceiling", "memory", "file"):
-            print(row(label, {k: statistics.median(r[k] for r in runs[label, level])
-                              for k in ("rps", "p50_ms", "p99_ms", "errors")}))
-    ceiling = [r["rps"] for r in runs["ceiling", 8]]
-    for label, floor in (("memory", 0.50), ("file", 0.40)):
-        ratios = [r["rps"] / c for r, c in zip(runs[label, 8], ceiling, strict=True)]
+        for label in labels:
+            median = {k: statistics.median(r[k] for r in runs[label, level])
+                      for k in ("rps", "cpu_us", "p50_ms", "p99_ms", "errors")}
+            versus = [f"{_med(_ratios(runs, label, other, level)):4.2f}x {other}"
+                      for other in ("ceiling", "emulate") if other in labels and other != label]
+            print(row(label, median, ("   req/s " + ", ".join(versus)) if versus else ""))
+    _record_send_targets(runs, labels)
+
+
+def _med(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def _record_send_targets(runs: dict[tuple[str, int], list[dict[str, float]]], labels: list[str]) -> None:
+    ceiling = _ratios(runs, "memory", "ceiling", 8)
+    targets.record("POST /emails c=8 (memory) vs ceiling", f"{spread(ceiling, '.2f')}x", ">= 0.60x",
+                   _med(ceiling) >= 0.60)
+    for label, floor in (("memory", 1.0), ("file", 0.80)):
+        if "emulate" not in labels:
+            targets.record(f"POST /emails c=8 ({label}) vs emulate", "peer not available",
+                           f">= {floor:.2f}x", False)
+            continue
+        ratios = _ratios(runs, label, "emulate", 8)
+        emulate = _med([r["rps"] for r in runs["emulate", 8]])
+        targets.record(f"POST /emails c=8 ({label}) vs emulate",
+                       f"{spread(ratios, '.2f')}x of {emulate:.0f}/s", f">= {floor:.2f}x",
+                       _med(ratios) >= floor)
+    for label in ("memory", "file"):
         p99 = [r["p99_ms"] for r in runs[label, 8]]
         errors = sum(r["errors"] for r in runs[label, 8])
-        targets.record(f"POST /emails c=8 ({label})", f"{spread(ratios, '.2f')} of ceiling",
-                       f">= {floor:.2f}", statistics.median(ratios) >= floor)
         targets.record(f"POST /emails c=8 ({label}) p99", f"{spread(p99, '.1f')} ms, {errors:.0f} errors",
-                       "< 50 ms, 0 errors", statistics.median(p99) < 50 and errors == 0)
-    p50 = [r["p50_ms"] for r in runs["memory", 1]]
-    targets.record("POST /emails c=1 p50", f"{spread(p50, '.3f')} ms", "<= 0.5 ms",
-                   statistics.median(p50) <= 0.5)
+                       "< 50 ms, 0 errors", _med(p99) < 50 and errors == 0)
+    p50 = _ratios(runs, "memory", "ceiling", 1, "p50_ms")
+    ours = _med([r["p50_ms"] for r in runs["memory", 1]])
+    targets.record("POST /emails c=1 p50 vs ceiling's", f"{spread(p50, '.2f')}x ({ours:.3f} ms)", "<= 1.5x",
+                   _med(p50) <= 1.5)
 
 
 def email_rows(count: int) -> Iterator[tuple[Any, ...]]:
@@ -195,7 +248,7 @@ def bench_list(workdir: str) -> None:
         mid_id = f"{mid:08x}-0000-4000-8000-{mid:012x}"
         for name, value in asyncio.run(service_page_ms(path, mid_id)).items():
             service[name][count] = value
-        with server("emulator", path, API_KEY) as port:
+        with server("emulator", path, API_KEY) as (port, _):
             for name, template in pages.items():
                 result = load(port, 1, LIST_SECONDS, method="GET", path=template.format(mid=mid_id), body="")
                 if result["errors"]:

@@ -5,7 +5,8 @@ subscribed; events are emitted through the same `emit()` the resource services u
 transaction. The receiver is an aiohttp server in another process, as a user's app would be. Each
 payload carries its sequence number; the receiver stamps its arrival on the system-wide monotonic
 clock. Two baselines measured in the same run (a bare aiohttp sender, emitting with no subscriber)
-turn the figures into ratios that mean something on a busy machine.
+turn the figures into ratios that mean something on a busy machine; the bare sender and the emulator
+alternate over ROUNDS rounds, and the target is the median round's ratio (issue 28: >= 0.5x).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from emulator.resources.webhooks.service import create_webhook
 
 BURST = 2000
 PACED = 200
+ROUNDS = 3
 RAW_WORKERS = 16
 
 
@@ -141,12 +143,18 @@ async def _deliveries(base: str, session: aiohttp.ClientSession) -> dict[str, An
     return {"started": started, "burst": burst, "burst_at": burst_at, "paced": paced, "paced_at": paced_at}
 
 
-async def _run(base: str) -> dict[str, Any]:
+async def _run(base: str) -> list[dict[str, Any]]:
+    """ROUNDS rounds, each the bare sender then the emulator (a fresh one), so a busy spell of the
+    machine weighs on both sides of a round's ratio."""
     async with aiohttp.ClientSession() as session:
-        raw_rate = await _bare_sender(f"{base}/hooks", BURST)
-        await session.post(f"{base}/clear")
         emit_rate = await _emit_only(BURST)
-        return {**await _deliveries(base, session), "raw_rate": raw_rate, "emit_rate": emit_rate}
+        rounds = []
+        for _ in range(ROUNDS):
+            await session.post(f"{base}/clear")
+            raw_rate = await _bare_sender(f"{base}/hooks", BURST)
+            await session.post(f"{base}/clear")
+            rounds.append({**await _deliveries(base, session), "raw_rate": raw_rate, "emit_rate": emit_rate})
+        return rounds
 
 
 def _percentiles(values: list[float]) -> tuple[float, float]:
@@ -156,19 +164,26 @@ def _percentiles(values: list[float]) -> tuple[float, float]:
 
 def main() -> None:
     with receiver() as base:
-        result = asyncio.run(_run(base))
+        rounds = asyncio.run(_run(base))
+    rates = [BURST / (max(done["burst_at"].values()) - done["started"]) for done in rounds]
+    ratios = [rate / done["raw_rate"] for rate, done in zip(rates, rounds, strict=True)]
+    # The figures of the round with the median ratio.
+    middle = sorted(range(len(rounds)), key=lambda index: ratios[index])[len(rounds) // 2]
+    result, rate = rounds[middle], rates[middle]
     burst_at, paced_at = result["burst_at"], result["paced_at"]
-    rate = BURST / (max(burst_at.values()) - result["started"])
     b50, b99 = _percentiles([burst_at[n] - sent for n, sent in enumerate(result["burst"])])
     p50, p99 = _percentiles([paced_at[BURST + i] - sent for i, sent in enumerate(result["paced"])])
     raw, emitted = result["raw_rate"], result["emit_rate"]
     print(f"received {len(paced_at)}/{BURST + PACED} signed deliveries (receiver in its own process)")
     print(f"burst of {BURST} events: {rate:,.0f} signed, recorded deliveries/s end to end")
-    print(f"  = {rate / raw:.2f}x a bare aiohttp sender now ({raw:,.0f} POSTs/s, {RAW_WORKERS} workers)")
+    print(f"  = {rate / raw:.2f}x a bare aiohttp sender now ({raw:,.0f} POSTs/s, {RAW_WORKERS} workers);"
+          f" per round {', '.join(f'{ratio:.2f}' for ratio in ratios)}")
     print(f"  = {rate / emitted:.2f}x emitting with no subscriber ({emitted:,.0f} events/s)")
     print(f"  event→receipt under the burst: p50 {b50:.1f} ms, p99 {b99:.1f} ms")
     print(f"one event at a time ({PACED}): event→receipt p50 {p50:.2f} ms, p99 {p99:.2f} ms")
-    targets.record("webhooks: signed deliveries/s", f"{rate:,.0f}/s", ">= 2 000/s", rate >= 2000)
+    spread = f"{ratios[middle]:.2f} ({min(ratios):.2f}–{max(ratios):.2f})x"
+    targets.record("webhooks: burst vs a bare aiohttp sender", f"{spread} ({rate:,.0f}/s of {raw:,.0f}/s)",
+                   ">= 0.5x", ratios[middle] >= 0.5)
     targets.record("webhooks: event→receipt p50", f"{b50:.1f} ms under the burst", "<= 5 ms", b50 <= 5)
 
 

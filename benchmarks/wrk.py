@@ -13,9 +13,28 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Sequence
+from typing import NamedTuple
 
 SERVER_CORE, LOAD_CORE = "0", "1"
 _UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0}
+
+
+class Running(NamedTuple):
+    """A server under load: where it listens, and its process (for its CPU time)."""
+
+    port: int
+    pid: int
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc; 0 elsewhere). On a machine shared
+    with other work, CPU per request moves far less than requests per second does."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def available() -> bool:
@@ -29,13 +48,13 @@ def pinned(command: Sequence[str], core: str = SERVER_CORE) -> list[str]:
     return list(command)
 
 
-def _lua(method: str, body: str, headers: dict[str, str]) -> str:
+def _lua(method: str, body: str, headers: dict[str, str], extra: str) -> str:
     lines = [f'wrk.method = "{method}"']
     if body:
         lines.append(f"wrk.body = [==[{body}]==]")
         headers = {"Content-Type": "application/json", **headers}
     lines += [f'wrk.headers["{name}"] = "{value}"' for name, value in headers.items()]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + extra
 
 
 def _ms(text: str) -> float:
@@ -47,7 +66,9 @@ def _ms(text: str) -> float:
 
 def parse(output: str, seconds: float) -> dict[str, float]:
     """requests, errors (socket errors + non-2xx/3xx), rps, p50_ms, p99_ms from `wrk --latency`."""
-    quantiles = dict(re.findall(r"^\s+(50|99)%\s+(\S+)$", output, re.M))
+    quantiles = dict(re.findall(r"^\s+(50|99)%\s+(\S+)[ \t]*$", output, re.M))  # "1.32s " when in seconds
+    if len(quantiles) < 2:
+        raise RuntimeError(f"wrk printed no latency distribution:\n{output}")
     requests = int(re.search(r"^\s*(\d+) requests in", output, re.M).group(1))  # type: ignore[union-attr]
     errors = sum(int(n) for n in re.findall(r"(?:connect|read|write|timeout) (\d+)", output))
     non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
@@ -58,9 +79,13 @@ def parse(output: str, seconds: float) -> dict[str, float]:
 
 
 def load(port: int, connections: int, seconds: float, method: str = "GET", path: str = "/",
-         body: str = "", headers: dict[str, str] | None = None) -> dict[str, float]:
+         body: str = "", headers: dict[str, str] | None = None, lua: str = "",
+         pid: int | None = None) -> dict[str, float]:
+    """`lua`: more of the wrk script, after the method, body and headers (a `request` function, say).
+    `pid`: the server's process, to add `cpu_us`, its CPU time per request."""
+    cpu_before = cpu_seconds(pid) if pid else 0.0
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
-        script.write(_lua(method, body, headers or {}))
+        script.write(_lua(method, body, headers or {}, lua))
     try:
         duration = f"-d{max(1, round(seconds))}s"  # wrk takes whole seconds
         command = pinned(["wrk", "-t1", f"-c{connections}", duration, "--latency", "-s", script.name,
@@ -69,4 +94,7 @@ def load(port: int, connections: int, seconds: float, method: str = "GET", path:
                                 timeout=seconds + 30).stdout
     finally:
         os.unlink(script.name)
-    return parse(output, seconds)
+    result = parse(output, seconds)
+    if pid:
+        result["cpu_us"] = (cpu_seconds(pid) - cpu_before) * 1e6 / max(result["requests"], 1)
+    return result

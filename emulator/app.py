@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -13,10 +13,9 @@ from starlette.middleware import Middleware
 from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute
-from starlette.types import ASGIApp
+from starlette.routing import BaseRoute, Match, NoMatchFound
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from emulator import web
 from emulator.api import idempotency, request_log
 from emulator.api.access_log import AccessLog
 from emulator.api.barrier import Barrier
@@ -30,9 +29,11 @@ from emulator.control import (
 from emulator.control import (
     engagement,
     files,
+    housekeeping,
     inbound,
     outbox,
     qa,
+    reads,
     retention,
     scenarios,
     search,
@@ -57,9 +58,64 @@ log = logging.getLogger("emulator")
 KERNEL_MODULES: list[Any] = [events, jobs, idempotency, request_log]
 # Extra parts (webhook delivery, SMTP, web UI, test plugin support) plug in here: each may offer
 # TABLES, OPS, ROUTES, `install(emu)` (at creation) and `async start(emu)` / `async stop(emu)`.
-EXTENSIONS: list[Any] = [control, outbox, control_domains, control_smtp, files, webhook_faults, web, smtp,
-                         inbound, api_faults, snapshots, scenarios, engagement, control_oauth, qa, search,
-                         retention]
+EXTENSIONS: list[Any] = [control, outbox, housekeeping, reads, control_domains, control_smtp, files,
+                         webhook_faults, smtp, inbound, api_faults, snapshots, scenarios, engagement,
+                         control_oauth, qa, search, retention]
+
+
+class LazyRoutes(BaseRoute):
+    """Routes imported on the first request whose path may be one of theirs (`exact`, or under one of
+    `prefixes`): the web UI, whose templates and views a test session or a send never needs, is ~15 ms
+    of the emulator's start (issue 28). Until then nothing of it runs; `load(emu)` also installs it."""
+
+    def __init__(self, exact: tuple[str, ...], prefixes: tuple[str, ...],
+                 load: Callable[[Emulator], list[BaseRoute]]) -> None:
+        self.exact, self.prefixes, self._load = exact, prefixes, load
+        self._routes: list[BaseRoute] | None = None
+
+    def routes_for(self, emu: Emulator) -> list[BaseRoute]:
+        if self._routes is None:
+            self._routes = self._load(emu)
+        return self._routes
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        path = scope.get("path", "")
+        if scope["type"] != "http" or (path not in self.exact and not path.startswith(self.prefixes)):
+            return Match.NONE, {}
+        partial: tuple[Match, Scope] = (Match.NONE, {})
+        for route in self.routes_for(scope["app"].state.emu):
+            match, child = route.matches(scope)
+            if match == Match.FULL:
+                return match, {**child, "lazy_route": route}
+            if match == Match.PARTIAL and partial[0] == Match.NONE:  # a wrong method: 405, as Router does
+                partial = (match, {**child, "lazy_route": route})
+        return partial
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await scope.pop("lazy_route").handle(scope, receive, send)
+
+    def url_path_for(self, name: str, /, **path_params: Any) -> Any:
+        for route in self._routes or []:
+            try:
+                return route.url_path_for(name, **path_params)
+            except NoMatchFound:
+                pass
+        raise NoMatchFound(name, path_params)
+
+
+def _web_routes(emu: Emulator) -> list[BaseRoute]:
+    from emulator import web
+
+    web.install(emu)
+    return web.ROUTES
+
+
+def web_ui() -> LazyRoutes:
+    # Every path the web UI serves: the redirect at `/`, the pages (the OAuth consent page among them)
+    # and the unsubscribe pages of broadcast links (reference/broadcasts.md).
+    from emulator.resources.broadcasts import UNSUBSCRIBE_PATH
+
+    return LazyRoutes(("/", "/_emulator/ui"), ("/_emulator/ui/", UNSUBSCRIBE_PATH), _web_routes)
 
 
 def all_ops() -> list[Op]:
@@ -158,6 +214,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     # match a /_emulator/ path, so the control plane and UI lose nothing by coming after.
     routes: list[BaseRoute] = list(build_routes(all_ops()))
     routes += [route for module in [*EXTENSIONS, *MODULES] for route in getattr(module, "ROUTES", [])]
+    routes.append(web_ui())
     app = App(
         routes=routes,
         lifespan=lifespan,

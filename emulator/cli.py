@@ -62,6 +62,15 @@ def _duration(value: str) -> float:
     return seconds
 
 
+def _spamd(value: str) -> str:
+    from emulator.control.qa.spam import parse_address
+
+    try:
+        return parse_address(value).address
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def bundled_scenarios() -> list[str]:
     from emulator.control.scenarios import FIXTURES
 
@@ -156,6 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
            action="store_true")
     option(("--log-requests", "-v"), "LOG_REQUESTS", "print one line per HTTP request: method, path,"
            " status and milliseconds (default: requests are not logged)", action="store_true")
+    option("--spamassassin", "SPAMASSASSIN", "a running spamd whose score and rules the Checks tab and"
+           " /_emulator/outbox/{id}/qa show (default: no spam check)", type=_spamd, metavar="HOST:PORT")
     add("--allowed-host", action="append", default=None, metavar="NAME",
         help="also answer requests whose Host is NAME (repeatable; `*` for any), e.g. a container's"
              " service name; by default only the bound host and loopback names"
@@ -180,7 +191,7 @@ def parse_settings(argv: Sequence[str] | None = None) -> Settings:
         rate_limit=args.rate_limit, isolate_keys=args.isolate_keys, seed_file=args.seed_file,
         restore=args.restore, quiet=args.quiet, log_requests=args.log_requests,
         snapshot_dir=args.snapshot_dir, max_emails=args.max_emails, max_age=args.max_age,
-        allowed_hosts=args.allowed_host or _names(_env("ALLOWED_HOSTS")),
+        allowed_hosts=args.allowed_host or _names(_env("ALLOWED_HOSTS")), spamassassin=args.spamassassin,
     )
 
 

@@ -198,3 +198,31 @@ def test_a_segment_deleted_during_the_import_is_not_joined(client: TestClient) -
     event_id = client.get(f"/webhooks/{hook['id']}/events").json()["data"][0]["id"]
     payload = client.get(f"/webhooks/{hook['id']}/events/{event_id}").json()["payload"]
     assert payload["data"]["segment_ids"] == [news]
+
+
+def test_one_advance_runs_every_step_at_the_documented_pace(client: TestClient) -> None:
+    segment_id = segment(client, "Everyone")
+    rows = "".join(f"user{n}@example.com,User {n}\n" for n in range(2200))
+    import_id = started(client, "email,first_name\n" + rows, segments=[{"id": segment_id}])
+    advance(client, 60)  # five steps of 500 rows, one a second after the first at upload + 1 s
+    assert client.get(f"/contacts/imports/{import_id}").json() == {
+        "object": "contact_import", "id": import_id, "status": "completed", "created_at": T0_MS,
+        "completed_at": "2026-05-14 09:00:05.000+00", "counts": counts(2200, created=2200)}
+    members = client.get(f"/segments/{segment_id}/contacts", params={"limit": 1}).json()
+    assert members["data"][0]["email"] == "user2199@example.com"
+    emails = [item["email"] for item in client.get("/contacts").json()["data"]]
+    assert sorted(emails) == sorted(f"user{n}@example.com" for n in range(2200))
+
+
+def test_rows_spanning_the_stored_parts_are_read_whole_once(client: TestClient) -> None:
+    # Multi-line quoted cells and multi-byte characters, across several stored parts (64 KiB each) and
+    # more than one read window (256 KiB).
+    names = [f"Zoë «{n}»\nline two, still quoted" for n in range(6000)]
+    rows = "".join(f'"{name}",p{n}@example.com\r\n' for n, name in enumerate(names))
+    import_id = started(client, "Name,Email\r\n" + rows, column_map={"email": "Email", "first_name": "Name"})
+    assert len(rows.encode()) > 4 * 64 * 1024
+    advance(client, 13)
+    body = client.get(f"/contacts/imports/{import_id}").json()
+    assert (body["status"], body["counts"]) == ("completed", counts(6000, created=6000))
+    for n in (0, 1311, 2047, 3999, 5999):
+        assert client.get(f"/contacts/p{n}%40example.com").json()["first_name"] == names[n]

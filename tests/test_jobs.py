@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from typing import Any
 
@@ -66,3 +67,61 @@ def test_jobs_wait_for_the_clock(client: TestClient) -> None:
         async with emu.transaction() as tx:
             return len(await tx.all("SELECT seq FROM jobs"))
     assert _run(client, remaining()) == 0
+
+
+def test_a_blocked_lane_holds_a_bounded_backlog_and_never_delays_another(client: TestClient) -> None:
+    from emulator.core.lanes import LANE_BACKLOG
+
+    emu = client.app.state.emu  # type: ignore[attr-defined]
+    started: dict[str, list[int]] = {"slow": [], "fast": []}
+
+    async def scenario() -> tuple[int, list[int]]:
+        gate = asyncio.Event()
+
+        async def deliver(_: Any, job: dict[str, Any]) -> None:
+            started[job["payload"]["lane"]].append(job["payload"]["n"])
+            if job["payload"]["lane"] == "slow":
+                await gate.wait()
+
+        emu.jobs.handler("test.deliver", deliver, lane=lambda job: job["payload"]["lane"])
+        async with emu.transaction("default") as tx:
+            for n in range(1000):
+                await schedule(tx, "test.deliver", tx.now, {"lane": "slow", "n": n})
+                if n % 100 == 0:
+                    await schedule(tx, "test.deliver", tx.now, {"lane": "fast", "n": n})
+        for _ in range(20):  # passes, as the runner makes them while the slow lane hangs
+            await emu.jobs.run_due()
+            await asyncio.sleep(0)
+        claimed = len(started["slow"])
+        gate.set()
+        await emu.jobs.flush()
+        return claimed, started["slow"]
+
+    claimed, slow = _run(client, scenario())
+    assert started["fast"] == list(range(0, 1000, 100))  # all of them while the slow lane hung
+    assert claimed <= LANE_BACKLOG  # the rest of the slow lane waited as rows, not as tasks
+    assert slow == list(range(1000))  # every one, started in the order they were scheduled
+
+
+def test_one_advance_runs_each_job_at_its_own_due_time_in_due_order(client: TestClient) -> None:
+    emu = client.app.state.emu  # type: ignore[attr-defined]
+    ran: list[tuple[str, str]] = []
+
+    async def record(tx: Tx, job: dict[str, Any]) -> None:
+        ran.append((job["payload"]["name"], tx.now.strftime("%H:%M:%S")))
+        if job["payload"].get("again"):  # reschedules itself a minute after it ran, twice
+            await schedule(tx, "test.record", tx.now + timedelta(minutes=1),
+                           {"name": job["payload"]["name"], "again": job["payload"]["again"] - 1})
+
+    emu.jobs.tx_handler("test.record", record)
+
+    async def plan() -> None:
+        async with emu.transaction("default") as tx:
+            await schedule(tx, "test.record", tx.now + timedelta(minutes=30), {"name": "late"})
+            await schedule(tx, "test.record", tx.now + timedelta(minutes=10), {"name": "chain", "again": 2})
+            await schedule(tx, "test.record", tx.now + timedelta(hours=2), {"name": "beyond"})
+
+    _run(client, plan())
+    assert client.post("/_emulator/clock/advance", json={"hours": 1}).status_code == 200
+    assert ran == [("chain", "09:10:00"), ("chain", "09:11:00"), ("chain", "09:12:00"), ("late", "09:30:00")]
+    assert client.get("/_emulator/clock").json()["now"] == "2026-05-14T10:00:00.000000Z"

@@ -322,7 +322,7 @@ def test_each_search_key_narrows_the_list(client: TestClient) -> None:
     assert searched(client, "before:2026-05-15") == [shipped]
     assert searched(client, "before:2026-05-15T09:00:00Z after:2026-05-14T09:00:00Z") == [shipped]
     assert searched(client, "order @") == [bounced, shipped]              # lone punctuation: substring
-    assert searched(client, "https://acme.dev/track") == [shipped]        # an unknown key is free text
+    assert searched(client, "https://acme.dev/track") == [shipped]        # a pasted link is free text
 
 
 def test_bad_search_terms_are_validation_errors(client: TestClient) -> None:

@@ -22,8 +22,8 @@ def test_the_wheel_builds_without_packaging_warnings_and_ships_the_ui_files(tmp_
     assert "_Warning" not in output and "SetuptoolsDeprecationWarning" not in output
     [wheel] = tmp_path.glob("resend_emulator-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    shipped = {"emulator/web/templates/message.html", "emulator/web/static/ui.css",
-               "emulator/web/static/ui.js", "emulator/fixtures/basic.json",
+    shipped = {"emulator/web/templates/message.html", "emulator/web/static/base.css",
+               "emulator/web/static/core.js", "emulator/web/static/live.js", "emulator/fixtures/basic.json",
                "emulator/control/qa/caniemail.json", "emulator/control/qa/LICENSE-caniemail"}
     assert shipped <= names, shipped - names
 

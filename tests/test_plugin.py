@@ -205,3 +205,21 @@ def test_nothing_arrives(resend_emulator):
     result = pytester.runpytest_subprocess("-q")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*EmulatorError*408*No email matching the filter arrived*"])
+
+
+def test_pytest_rewrites_the_plugin_module_and_not_the_emulator(pytester: pytest.Pytester) -> None:
+    # The entry point marks the whole distribution for assertion rewriting; the plugin takes that back
+    # for everything but itself, so the emulator's modules load from their bytecode cache (issue 28).
+    pytester.makepyfile(test_loaders="""
+import sys
+
+def loader(name):
+    return type(sys.modules[name].__loader__).__name__
+
+def test_loaders(resend_emulator):
+    names = ["emulator.testing.plugin", "emulator.app", "emulator.core.db", "emulator.testing.server"]
+    assert {name: loader(name) for name in names} == {
+        "emulator.testing.plugin": "AssertionRewritingHook", "emulator.app": "SourceFileLoader",
+        "emulator.core.db": "SourceFileLoader", "emulator.testing.server": "SourceFileLoader"}
+""")
+    pytester.runpytest_subprocess("-q").assert_outcomes(passed=1)

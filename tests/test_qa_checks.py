@@ -178,11 +178,12 @@ def test_text_check_reports_generated_missing_links_and_leftovers(client: TestCl
     assert (good["status"], good["problems"]) == ("ok", [])
 
 
-def test_qa_reports_all_four_and_unknown_emails_are_404(client: TestClient) -> None:
+def test_qa_reports_all_five_and_unknown_emails_are_404(client: TestClient) -> None:
     email_id = send(client, html=FLEX)
     body = client.get(f"{OUTBOX}/{email_id}/qa").json()
     assert body["object"] == "qa_report" and list(body) == ["object", "email_id", "html", "links",
-                                                            "unsubscribe", "text"]
+                                                            "unsubscribe", "text", "spam"]
+    assert body["spam"]["status"] == "disabled"  # no --spamassassin here (tests/test_qa_spam.py has one)
     assert body["html"] == {k: v for k, v in check(client, email_id, "html-check").items() if k != "email_id"}
     missing = client.get(f"{OUTBOX}/4f1c0a52-0000-4000-8000-000000000000/html-check")
     assert missing.status_code == 404 and missing.json()["name"] == "not_found"

@@ -48,3 +48,24 @@ def test_the_sequence_with_a_file_database_and_a_restart(tmp_path: Path) -> None
         assert client.get("/emails").status_code == 200
         ids = log_ids(client)
         assert len(ids) == len(set(ids))
+
+
+def test_ids_are_the_seeded_hash_shaped_as_uuid4() -> None:
+    # The scheme every stored id depends on (a snapshot, a file database, a test pinning ids): the first
+    # bytes of SHAKE-256 over `seed:stream:n`, with the version-4 and variant bits set as the uuid module
+    # sets them.
+    import hashlib
+    import uuid
+
+    from emulator.core.ids import IdFactory
+
+    def expected(seed: int, stream: str, number: int) -> str:
+        digest = hashlib.shake_256(f"{seed}:{stream}:{number}".encode()).digest(16)
+        return str(uuid.UUID(bytes=digest, version=4))
+
+    for seed, stream in ((0, ""), (7, "log")):
+        ids = IdFactory(seed, stream=stream)
+        assert [ids.uuid() for _ in range(300)] == [expected(seed, stream, n) for n in range(1, 301)]
+    isolated = IdFactory(3)
+    with isolated.account_scope("acct_1"):
+        assert isolated.uuid() == expected(3, "@acct_1", 1)

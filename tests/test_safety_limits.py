@@ -251,3 +251,24 @@ def test_a_declared_body_past_the_limit_is_refused_before_it_is_sent(live: Emula
         sock.sendall(head)
         status = sock.recv(65536).split()[1]
     assert status == b"413"
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_are_not_json_and_are_refused(client: TestClient, constant: str) -> None:
+    # JSON.parse (the real service's parser) refuses them; RFC 8259 §6 has no such numbers.
+    body = json.dumps(email()).replace('"subject": ', f'"x": {constant}, "subject": ', 1)
+    response = client.post("/emails", content=body.encode(), headers=JSON)
+    assert response.status_code == 400, response.text
+    message = f"The request body is not valid JSON: `{constant}` is not a JSON value."
+    assert response.json()["message"] == message
+    assert _sent(client) == []
+
+
+def test_the_json_codec_keeps_what_the_stdlib_keeps() -> None:
+    from emulator.core.jsontext import compact, compact_bytes, parse
+
+    big = 123456789012345678901234567890
+    assert parse(b'{"n": %d, "m": -9223372036854775809}' % big) == {"n": big, "m": -9223372036854775809}
+    assert compact({"n": big}) == f'{{"n":{big}}}'
+    assert compact({1: "é", "s": "\u2028<&>"}) == '{"1":"é","s":"\u2028<&>"}'
+    assert compact_bytes({"id": "x", "n": [1, 2.5, None, True]}) == b'{"id":"x","n":[1,2.5,null,true]}'

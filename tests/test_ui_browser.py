@@ -265,8 +265,13 @@ def test_search_and_status_filter_with_a_thousand_emails(page: Page, server: Emu
 # `make screenshots` sets this to docs/screenshots; other runs write to a temporary folder.
 SCREENSHOTS_DIR = os.environ.get("RESEND_EMULATOR_SCREENSHOTS")
 RECEIPT_HTML = """<!doctype html><html><head><meta name="viewport" content="width=device-width">
+<meta name="color-scheme" content="light dark">
 <style>
   body { margin: 0; background: #f4f5f7; font-family: Helvetica, Arial, sans-serif; color: #1d1f23; }
+  @media (prefers-color-scheme: dark) {
+    body { background: #17181b; color: #e8e9ec; } .card { background: #23252a !important; }
+    h1 { color: #ffffff; } p { color: #b9bcc3 !important; } td { border-bottom-color: #33363c !important; }
+  }
   .card { max-width: 560px; margin: 24px auto; background: #fff; border-radius: 10px; padding: 32px; }
   h1 { font-size: 22px; margin: 16px 0 8px; } p { line-height: 1.55; color: #44474e; }
   table { width: 100%; border-collapse: collapse; margin: 20px 0; font-size: 15px; }
@@ -322,13 +327,22 @@ def test_screenshots(browser: Browser, server: EmulatorServer, api: httpx.Client
     try:
         open_outbox(page, server)
         expect(page.locator("#rows tr.row")).to_have_count(5)
-        expect(page.locator("#rows tr.is-scheduled form button")).to_have_count(1)
+        expect(page.locator("#rows tr.is-scheduled form button")).to_have_text(["Send now", "Cancel"])
         screenshots.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(screenshots / f"outbox-{name}.png"))
         page.goto(f"{server.url}{UI}/messages/{receipt}")
         expect(page.frame_locator("#preview").locator("h1")).to_have_text("Thanks for your order, Ada!")
         expect(page.frame_locator("#preview").locator("img")).to_have_js_property("naturalWidth", 40)
         page.screenshot(path=str(screenshots / f"message-{name}.png"))
+        if name == "desktop":
+            page.get_by_role("button", name="Tablet", exact=True).click()
+            expect(page.locator("#preview")).to_have_js_property("offsetWidth", 768)
+            page.screenshot(path=str(screenshots / "message-tablet-preview.png"))
+        page.locator("#dark-preview").click()
+        frame = page.frame_locator("#preview")
+        expect(frame.locator("body")).to_have_css("background-color", "rgb(23, 24, 27)")
+        expect(frame.locator("img")).to_have_js_property("naturalWidth", 40)
+        page.screenshot(path=str(screenshots / f"message-dark-preview-{name}.png"))
     finally:
         context.close()
 

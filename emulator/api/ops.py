@@ -14,7 +14,7 @@ from starlette.responses import Response
 from emulator.api.auth import Credential
 from emulator.core import errors
 from emulator.core.errors import ApiError
-from emulator.core.jsontext import compact
+from emulator.core.jsontext import compact_bytes
 
 if TYPE_CHECKING:
     from starlette.datastructures import Headers, QueryParams
@@ -70,11 +70,15 @@ class ApiRequest:
     method: str
     path: str
     params: dict[str, str]
-    query: QueryParams
     headers: Headers
     body: Any
     credential: Credential | None
     raw: Request = field(repr=False)
+
+    @property
+    def query(self) -> QueryParams:
+        # Parsed on first use (and kept by Starlette's Request): a send never reads its query string.
+        return self.raw.query_params
 
     def json_object(self) -> dict[str, Any]:
         """The body as a JSON object; `{}` when empty (SDKs send bodies on GET/DELETE too)."""
@@ -103,7 +107,7 @@ class Op:
 
 
 def dumps(body: Any) -> bytes:
-    return compact(body).encode()
+    return compact_bytes(body)
 
 
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:

@@ -56,7 +56,7 @@ async def run_op(emu: Emulator, op: Op, request: Request) -> tuple[int, Any, Cre
         await hook(emu, op, request, credential)
     body = await read_json(request, emu.settings.max_body_bytes, op.form)
     req = ApiRequest(request.method, request.scope["path"], dict(request.path_params),
-                     request.query_params, request.headers, body, credential, request)
+                     request.headers, body, credential, request)
     account = credential.account if credential else None
     if op.idempotent and "idempotency-key" in request.headers:
         status, result = await idempotency.run(emu, op, req, account)

@@ -15,7 +15,7 @@ from starlette.routing import Route
 
 from emulator.api.ops import emulator_of, json_response
 from emulator.core import errors, jsontext
-from emulator.core.clock import parse_iso
+from emulator.core.clock import check, parse_iso
 from emulator.core.errors import ApiError
 
 PREFIX = "/_emulator"
@@ -72,9 +72,9 @@ async def clock_get(request: Request) -> Response:
     return json_response(emulator_of(request).clock.state())
 
 
-def _move(change: Callable[[], None]) -> None:
+def _move(change: Callable[[], Any]) -> Any:
     try:
-        change()
+        return change()
     except ValueError as exc:
         raise errors.invalid(str(exc)) from None
 
@@ -89,23 +89,27 @@ async def clock_freeze(request: Request) -> Response:
 async def clock_unfreeze(request: Request) -> Response:
     emu = emulator_of(request)
     emu.clock.unfreeze()
+    await emu.jobs.flush()  # also writes the clock's new state
     return json_response(emu.clock.state())
 
 
 async def clock_set(request: Request) -> Response:
     emu, body = emulator_of(request), await body_of(request)
-    at = _instant(body, "at")
-    _move(lambda: emu.clock.set(at))
-    await emu.jobs.flush()
+    at = _move(lambda: check(_instant(body, "at")))
+    if at <= emu.clock.now():
+        emu.clock.set(at)  # back in time: nothing falls due on the way
+        await emu.jobs.flush()
+    else:
+        await emu.jobs.run_until(at)
     return json_response(emu.clock.state())
 
 
 async def clock_advance(request: Request) -> Response:
-    """Move time forward and run everything that became due (scheduled sends, retries) before replying."""
+    """Move time forward and run everything that became due on the way (import steps, broadcasts,
+    scheduled sends, delays, retries), in due order, before replying."""
     emu, body = emulator_of(request), await body_of(request)
     seconds = _seconds(body)
-    _move(lambda: emu.clock.advance(seconds))
-    await emu.jobs.flush()
+    await emu.jobs.run_until(_move(lambda: emu.clock.after(seconds)))
     return json_response(emu.clock.state())
 
 

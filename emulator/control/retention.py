@@ -4,21 +4,21 @@
                                           the newest 10 000 request-log rows)
     resend-emulator --max-age 24h         drop mail, its events and request-log rows older than a day
 
-A pruned email takes its rows with it: attachments, tracked links, scripted outcomes, its events and
-their webhook messages and attempts. Scheduled emails are never pruned (they have not been sent), nor
-are a broadcast's emails (the broadcast's statistics are read from them). The clock decides what is
-old, so advancing it prunes at once; a prune also runs every PERIOD seconds while the server runs.
+A pruned email takes its rows with it, as a deleted one does (deletion.py). Scheduled emails are
+never pruned (they have not been sent), nor are a broadcast's emails (the broadcast's statistics are
+read from them). The clock decides what is old, so advancing it prunes at once; a prune also runs every
+PERIOD seconds while the server runs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from emulator.control import deletion
 from emulator.core.clock import to_db
 
 if TYPE_CHECKING:
@@ -29,13 +29,11 @@ log = logging.getLogger("emulator")
 PERIOD = 0.5  # seconds of real time between prunes
 # The request log keeps bodies too (up to 64 KB each): with --max-emails N it keeps its newest 10·N rows.
 LOG_ROWS_PER_EMAIL = 10
-# (table, its child tables keyed by `email_id`, what keeps a row from being pruned)
+# (the mail, what keeps a row from being pruned); pruning deletes as the UI's delete does.
 MAIL = [
-    ("emails", ("email_attachments", "email_links", "scripted_outcomes"),
-     "last_event != 'scheduled' AND broadcast_id IS NULL"),
-    ("received_emails", ("received_attachments",), "1"),
+    (deletion.SENT, "last_event != 'scheduled' AND broadcast_id IS NULL"),
+    (deletion.RECEIVED, "1"),
 ]
-IN_LIST = "IN (SELECT value FROM json_each(?))"
 
 
 def enabled(emu: Emulator) -> bool:
@@ -49,10 +47,10 @@ async def prune(emu: Emulator) -> int:
     removed = 0
     async with emu.transaction() as tx:
         cutoff = to_db(tx.now - timedelta(seconds=emu.settings.max_age)) if emu.settings.max_age else None
-        for table, children, prunable in MAIL:
-            doomed = await _doomed(tx, table, prunable, emu.settings.max_emails, cutoff)
+        for mail, prunable in MAIL:
+            doomed = await _doomed(tx, mail.table, prunable, emu.settings.max_emails, cutoff)
             if doomed:
-                await _remove(tx, table, children, json.dumps(doomed))
+                await deletion.remove(tx, mail, doomed)
                 removed += len(doomed)
         if cutoff is not None:
             await tx.run("DELETE FROM request_logs WHERE created_at < ?", (cutoff,))
@@ -73,17 +71,6 @@ async def _doomed(tx: Tx, table: str, prunable: str, keep: int, cutoff: str | No
         rows = await tx.all(f"SELECT id FROM {table} WHERE {prunable} AND created_at < ?", (cutoff,))
         ids.update(row["id"] for row in rows)
     return sorted(ids)
-
-
-async def _remove(tx: Tx, table: str, children: tuple[str, ...], doomed: str) -> None:
-    for child in children:
-        await tx.run(f"DELETE FROM {child} WHERE email_id {IN_LIST}", (doomed,))
-    events = f"SELECT id FROM events WHERE subject_id {IN_LIST}"
-    messages = f"SELECT id FROM webhook_messages WHERE event_id IN ({events})"
-    await tx.run(f"DELETE FROM webhook_attempts WHERE message_id IN ({messages})", (doomed,))
-    await tx.run(f"DELETE FROM webhook_messages WHERE event_id IN ({events})", (doomed,))
-    await tx.run(f"DELETE FROM events WHERE subject_id {IN_LIST}", (doomed,))
-    await tx.run(f"DELETE FROM {table} WHERE id {IN_LIST}", (doomed,))
 
 
 async def _loop(emu: Emulator, wake: asyncio.Event) -> None:

@@ -298,4 +298,11 @@ def _noun(count: int, singular: str, plural: str) -> str:
     return f"{count} {singular if count == 1 else plural}"
 
 
+async def reset_and_reload(emu: Emulator) -> None:
+    """The UI's "Reset emulator": a fresh start, then the --scenario the emulator was started with."""
+    await emu.reset()
+    if emu.settings.seed_file:
+        await load(emu, read(emu.settings.seed_file))
+
+
 ROUTES = [Route(f"{PREFIX}/scenario", load_route, methods=["POST"])]

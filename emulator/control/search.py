@@ -1,17 +1,12 @@
-"""Outbox search: a query language like a mail catcher's, backed by an SQLite FTS5 index of sent mail.
+"""Sent-mail search: the query language of query.py over an SQLite FTS5 index of sent mail.
 
-    from:billing@acme.dev   the sender (name or address)        to:ada        any To/Cc/Bcc recipient
-    subject:"order shipped" the subject                         invoice       free text: sender, recipients,
-    tag:plan or tag:plan:pro  a tag (name, or name:value)                     subject or body
-    status:bounced          the email's last event              has:attachment
-    is:bounced (any status), is:tagged / is:untagged
-    after:2026-05-01        created on or after (a date: its 00:00 UTC; or an ISO timestamp)
-    before:2026-05-14       created before
-
-Terms are ANDed. Text terms match whole words, the last word of each by prefix (`from:bill` finds
-billing@…) unless punctuation ends the term (`user77@` is not `user770@`), case- and
-accent-insensitively: `from:billing@acme.dev` is the phrase `billing acme dev`.
-Quote a value that has spaces. A `key:` this language does not know is searched as free text.
+Text terms (free text, `from:`, `to:`, `subject:`) go to the index: they match whole words, the last
+word of each by prefix (`from:bill` finds billing@…) unless punctuation ends the term (`user77@` is not
+`user770@`) or the term is quoted (a phrase as written), case- and accent-insensitively:
+`from:billing@acme.dev` is the phrase `billing acme dev`. `to:` is any To/Cc/Bcc recipient; `cc:`,
+`bcc:`, `reply-to:` and `message-id:` are substrings of that one field, as is a term made of punctuation
+alone (`%`, `+`). Positive text terms (and ORs of them) go into one index lookup; a negated one, or one
+ORed with a filter the index cannot answer, gets a lookup of its own.
 
 The index (`emails_fts`, rowid = `emails.seq`) is brought up to date by each search, in the search's own
 transaction, before it reads (`index_new_mail`): rows whose seq is above the highest one indexed are
@@ -27,12 +22,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
-from emulator.core.clock import parse_iso, to_db
+from emulator.control import query, reads
+from emulator.control.query import STATUSES as STATUSES  # re-exported: the last_event values
+from emulator.control.query import Term, instant_of, size_of
+from emulator.core.clock import to_db
 from emulator.core.db import Tx
-from emulator.core.errors import invalid
 
 
 def _indexed() -> str:
@@ -52,13 +48,17 @@ TABLES = [
 _INDEX_NEW = f"""INSERT INTO emails_fts (rowid, sender, recipients, subject, body)
     SELECT seq, {_indexed()} FROM emails
     WHERE seq > coalesce((SELECT rowid FROM emails_fts ORDER BY rowid DESC LIMIT 1), 0)"""
-STATUSES = ("bounced", "canceled", "clicked", "complained", "delivered", "delivery_delayed", "failed",
-            "opened", "queued", "scheduled", "sent", "suppressed")
-COLUMNS = {"from": "sender", "to": "recipients", "subject": "subject"}
-ROW_COLUMNS = {"from": ("from_addr",), "to": ("to_addrs", "cc", "bcc"), "subject": ("subject",)}
-KEYS = {*COLUMNS, "tag", "status", "is", "has", "before", "after"}
+FTS_COLUMNS = {"": None, "from": "sender", "to": "recipients", "subject": "subject"}
+LIKE_COLUMNS = {"": ("from_addr", "to_addrs", "cc", "bcc", "subject"), "from": ("from_addr",),
+                "to": ("to_addrs", "cc", "bcc"), "subject": ("subject",), "cc": ("cc",), "bcc": ("bcc",),
+                "reply-to": ("reply_to",), "message-id": ("message_id",)}
 TAGGED = "json_array_length(coalesce(tags, '[]')) > 0"
-_TERM = re.compile(r'(?:([A-Za-z]+):)?("([^"]*)"?|\S+)')
+# The message's size for `larger:`/`smaller:`: its bodies and attachments (the .eml is rendered lazily).
+SIZE = ("(length(CAST(coalesce(html, '') AS BLOB)) + length(CAST(coalesce(text, '') AS BLOB)) + coalesce("
+        "(SELECT sum(a.size) FROM email_attachments a WHERE a.email_id = emails.id), 0))")
+HAS_ATTACHMENT = ("EXISTS (SELECT 1 FROM email_attachments a WHERE a.email_id = emails.id"
+                  " AND a.account = emails.account)")
+FTS_MATCH = "seq IN (SELECT rowid FROM emails_fts WHERE emails_fts MATCH ?)"
 
 
 @dataclass
@@ -71,8 +71,7 @@ class Search:
     def where(self) -> tuple[str, list[Any]]:
         clauses = list(self.clauses)
         if self.fts:
-            clauses.append(("seq IN (SELECT rowid FROM emails_fts WHERE emails_fts MATCH ?)",
-                            [" AND ".join(self.fts)]))
+            clauses.append((FTS_MATCH, [" AND ".join(self.fts)]))
         sql = " AND ".join(f"({sql})" for sql, _ in clauses) or "1 = 1"
         return sql, [param for _, params in clauses for param in params]
 
@@ -95,72 +94,74 @@ def _words(value: str) -> list[str]:
     return re.findall(r"[^\W_]+", value.lower())
 
 
-def _phrase(value: str) -> str | None:
+def _phrase(value: str, exact: bool = False) -> str | None:
     """`billing@acme.dev` → `"billing acme dev"*` (the index holds the same tokens). The last word is a
-    prefix unless punctuation ends the value: `user77@` means the whole word `user77`."""
+    prefix unless punctuation ends the value (`user77@` means the whole word `user77`) or it is `exact`."""
     words = _words(value)
     if not words:
         return None
-    prefix = "*" if _words(value[-1]) else ""
+    prefix = "*" if _words(value[-1]) and not exact else ""
     return f'"{" ".join(words)}"{prefix}'
 
 
 def _like(value: str, columns: tuple[str, ...]) -> tuple[str, list[Any]]:
     """Punctuation alone (`%`, `_`, `+`) has no token to look up: a substring scan finds it."""
     escaped = "%" + value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-    sql = " OR ".join(f"{column} LIKE ? ESCAPE '\\'" for column in columns)
+    sql = " OR ".join(f"coalesce({column}, '') LIKE ? ESCAPE '\\'" for column in columns)
     return sql, [escaped] * len(columns)
 
 
-def _instant(key: str, value: str) -> datetime:
-    try:
-        return parse_iso(value)
-    except ValueError:
-        message = f"`{key}:` takes a date (2026-05-14) or an ISO 8601 timestamp, not `{value}`."
-        raise invalid(message) from None
+def _fts(term: Term) -> str | None:
+    """The index expression for a text term, or None when it has no words to look up."""
+    if term.key not in FTS_COLUMNS:
+        return None
+    phrase = _phrase(term.value, exact=term.quoted)
+    column = FTS_COLUMNS[term.key]
+    return f"{column} : {phrase}" if phrase and column else phrase
 
 
-def _filter(search: Search, key: str, value: str) -> None:
+def _filter(term: Term) -> tuple[str, list[Any]]:
+    key, value = term.key, term.value
     if key == "is" and value in ("tagged", "untagged"):
-        search.clauses.append((TAGGED if value == "tagged" else f"NOT ({TAGGED})", []))
-    elif key in ("status", "is"):
-        if value not in STATUSES:
-            extra = ", tagged, untagged" if key == "is" else ""
-            raise invalid(f"`{key}:` must be one of: {', '.join(STATUSES)}{extra}.")
-        search.clauses.append(("last_event = ?", [value]))
-    elif key == "tag":
+        return (TAGGED if value == "tagged" else f"NOT ({TAGGED})"), []
+    if key == "is" and value in ("read", "unread"):
+        return reads.read_test("outbox", "emails", value == "read"), []
+    if key in ("status", "is"):
+        return "last_event = ?", [value]
+    if key == "tag":
         name, sep, tag_value = value.partition(":")
-        search.clauses.append(tag_clause(name, tag_value if sep else None))
-    elif key == "has":
-        if value not in ("attachment", "attachments"):
-            raise invalid("`has:` supports `has:attachment`.")
-        search.clauses.append(("EXISTS (SELECT 1 FROM email_attachments a WHERE a.email_id = emails.id"
-                               " AND a.account = emails.account)", []))
-    else:
-        operator = "<" if key == "before" else ">="
-        search.clauses.append((f"created_at {operator} ?", [to_db(_instant(key, value))]))
+        return tag_clause(name, tag_value if sep else None)
+    if key == "has":
+        return HAS_ATTACHMENT, []
+    if key in ("larger", "smaller"):
+        return f"{SIZE} {'>' if key == 'larger' else '<'} ?", [size_of(term)]
+    return f"created_at {'<' if key == 'before' else '>='} ?", [to_db(instant_of(term))]
 
 
-def parse_search(query: str) -> Search:
+def _positive(term: Term) -> tuple[str, list[Any]]:
+    expression = _fts(term)
+    if expression is not None:
+        return FTS_MATCH, [expression]
+    if term.key in LIKE_COLUMNS:
+        return _like(term.value, LIKE_COLUMNS[term.key])
+    return _filter(term)
+
+
+def _sql(term: Term) -> tuple[str, list[Any]]:
+    sql, params = _positive(term)
+    return (f"NOT ({sql})" if term.negated else sql), params
+
+
+def parse_search(text: str) -> Search:
+    """Raises 422 validation_error, with a sentence for the user, when the query is wrong."""
     search = Search()
-    for match in _TERM.finditer(query.strip()):
-        key, raw, quoted = (match.group(1) or "").lower(), match.group(2), match.group(3)
-        value = quoted if quoted is not None else raw
-        if key and key not in KEYS:
-            key, value = "", match.group(0)
-        if not value.strip():
+    for clause in query.parse(text):
+        expressions = [None if term.negated else _fts(term) for term in clause]
+        if all(expressions):  # words only: one index lookup for the whole clause, ORs included
+            joined = " OR ".join(e for e in expressions if e)
+            search.fts.append(f"({joined})" if len(expressions) > 1 else joined)
             continue
-        if key in COLUMNS:
-            phrase = _phrase(value)
-            if phrase:
-                search.fts.append(f"{COLUMNS[key]} : {phrase}")
-            else:
-                search.clauses.append(_like(value, ROW_COLUMNS[key]))
-        elif key:
-            _filter(search, key, value.strip())
-        elif phrase := _phrase(value):
-            search.fts.append(phrase)
-        else:
-            search.clauses.append(_like(value, ("from_addr", "to_addrs", "cc", "bcc", "subject")))
+        parts = [_sql(term) for term in clause]
+        search.clauses.append((" OR ".join(f"({sql})" for sql, _ in parts),
+                               [param for _, params in parts for param in params]))
     return search
-

@@ -66,10 +66,14 @@ class Clock:
         self._changed()
 
     def advance(self, seconds: float) -> None:
+        self.set(self.after(seconds))
+
+    def after(self, seconds: float) -> datetime:
+        """The instant `seconds` from now; ValueError when the clock cannot show it."""
         now = self.now()
         if not 0 <= seconds <= (LATEST - now).total_seconds():  # also refuses inf and nan
             raise ValueError(OUT_OF_RANGE)
-        self.set(now + timedelta(seconds=seconds))
+        return now + timedelta(seconds=seconds)
 
     def reset(self) -> None:
         self._configure(*self._initial)
@@ -85,6 +89,16 @@ class Clock:
         self._frozen_at = parse_iso(str(state["frozen_at"]))
         self._offset = float(state["offset"])  # type: ignore[arg-type]
         self._changed()
+
+    def not_before(self, at: datetime) -> None:
+        """Move forward to `at` if the clock shows an earlier instant (keeping its mode)."""
+        now = self.now()
+        if now < at:
+            if self.mode == "frozen":
+                self._frozen_at = at
+            else:
+                self._offset += (at - now).total_seconds()
+            self._changed()
 
     def on_change(self, listener: Callable[[], None]) -> None:
         """Called after every set/advance/freeze, e.g. to wake the job runner."""

@@ -52,6 +52,8 @@ class Settings:
     log_requests: bool = False
     # Host names besides the bound host and the loopback names that may reach the server (`*`: any).
     allowed_hosts: list[str] = field(default_factory=list)
+    # `HOST:PORT` of a spamd whose score the QA checks show (None: the spam check says how to enable it).
+    spamassassin: str | None = None
 
     @property
     def provisioned_keys(self) -> list[str]:

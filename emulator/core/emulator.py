@@ -1,12 +1,20 @@
-"""The Emulator: everything one running instance owns. Handlers reach it as `request.app.state.emu`."""
+"""The Emulator: everything one running instance owns. Handlers reach it as `request.app.state.emu`.
+
+The clock is state like the rows: every change is written to `meta` (with the next commit), and opening
+a database file restores it — a frozen clock stands where it stood, an advanced one keeps its offset —
+and then moves it up to the newest stored timestamp, so time never runs backwards across a restart.
+`reset` returns to the configured clock.
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
+from datetime import datetime
 from typing import Any
 
-from emulator.core.clock import Clock
+from emulator.core.clock import Clock, from_db
 from emulator.core.config import Settings
 from emulator.core.db import Database, Tx
 from emulator.core.events import EventBus
@@ -32,6 +40,19 @@ class Emulator:
         self.cache: dict[str, Any] = {}
         self.reset_hooks: list[ResetHook] = [self._clear_cache]
         self.clock.on_change(self.jobs.wake)
+        self.clock.on_change(self._save_clock)
+
+    def _save_clock(self) -> None:
+        self.db.defer("INSERT OR REPLACE INTO meta (key, value) VALUES ('clock', ?)",
+                      (json.dumps(self.clock.export()),), latest="clock")
+
+    async def _restore_clock(self, tx: Tx) -> None:
+        row = await tx.one("SELECT value FROM meta WHERE key = 'clock'")
+        if row is not None:
+            self.clock.load(json.loads(row["value"]))
+        newest = await _newest_timestamp(tx, self.db.tables)
+        if newest is not None:
+            self.clock.not_before(newest)
 
     async def _clear_cache(self, _: Emulator) -> None:
         self.cache.clear()
@@ -44,6 +65,7 @@ class Emulator:
         await self.db.open(ddl)
         async with self.transaction() as tx:
             rows = await tx.all("SELECT key, value FROM meta WHERE key LIKE 'id_counter%'")
+            await self._restore_clock(tx)
         self.ids.load_counters({row["key"]: row["value"] for row in rows})
 
     def transaction(self, account: str | None = None) -> AbstractAsyncContextManager[Tx]:
@@ -58,3 +80,20 @@ class Emulator:
         self.clock.reset()
         for hook in self.reset_hooks:
             await hook(self)
+
+
+async def _newest_timestamp(tx: Tx, tables: list[str]) -> datetime | None:
+    """The latest `created_at` of the newest row (by `seq`) of each table that has both columns."""
+    newest: datetime | None = None
+    for table in tables:
+        columns = {row["name"] for row in await tx.all(f"PRAGMA table_info({table})")}
+        if not {"seq", "created_at"} <= columns:
+            continue
+        row = await tx.one(f"SELECT created_at FROM {table} ORDER BY seq DESC LIMIT 1")
+        try:
+            stamp = from_db(row["created_at"]) if row and row["created_at"] else None
+        except (TypeError, ValueError):
+            continue  # a table keeping another form of time
+        if stamp is not None and (newest is None or stamp > newest):
+            newest = stamp
+    return newest

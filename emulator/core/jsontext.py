@@ -1,7 +1,12 @@
-"""Compact JSON text, as the API answers and as rows store it.
+"""Compact JSON text, as the API answers and as rows store it, and request bodies read as JSON.
 
-One encoder made once: `json.dumps` with any non-default option builds a new encoder on every call,
-which shows on the send path (several documents per request).
+orjson does the common case: a send encodes about eight small documents and decodes one, and with the
+stdlib's codec that was ~12% of its instructions (issue 28: 1.63 M → 1.44 M per POST /emails). The
+stdlib stays the reference for what orjson handles differently: it encodes what orjson refuses
+(integers past 64 bits, lone surrogates, non-string keys), and it reads every body orjson refuses, so
+errors keep their messages. Two differences remain, both JavaScript's behaviour, i.e. the real
+service's: floats with small exponents print as `1e-7` (the stdlib writes `1e-07`), and NaN and
+±Infinity, which are not JSON (RFC 8259 §6), are refused in request bodies as `JSON.parse` refuses them.
 """
 
 from __future__ import annotations
@@ -10,17 +15,32 @@ import json
 import re
 from typing import Any
 
+import orjson
+
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
+def compact_bytes(value: Any) -> bytes:
+    """`value` as compact UTF-8 JSON."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:  # orjson.JSONEncodeError: see the module's docstring
+        return _COMPACT.encode(value).encode()
+
+
 def compact(value: Any) -> str:
-    return _COMPACT.encode(value)
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return _COMPACT.encode(value)
 
 
 # Deeper documents than any request needs are refused before they reach code that recurses (issue 11:
 # 10 000 nested arrays crashed the decoder). Resend documents no limit; 100 is an assumption.
 MAX_DEPTH = 100
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+# orjson reads an integer past 64 bits as a float; the stdlib keeps it an int (19 digits may be one).
+_LONG_NUMBER = re.compile(r"\d{19}")
 
 
 class BodyError(ValueError):
@@ -39,7 +59,7 @@ def parse(raw: bytes) -> Any:
     except UnicodeDecodeError:
         raise BodyError("The request body must be JSON encoded as UTF-8.") from None
     try:
-        value = json.loads(text)
+        value = _load(text)
     except RecursionError:
         raise BodyError(f"The request body is nested more than {MAX_DEPTH} levels deep.") from None
     except ValueError as exc:
@@ -51,6 +71,19 @@ def parse(raw: bytes) -> Any:
     if surrogates or text.count("[") + text.count("{") > MAX_DEPTH:
         _check(value, surrogates)
     return value
+
+
+def _load(text: str) -> Any:
+    if _LONG_NUMBER.search(text) is None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass  # the stdlib reads what orjson refuses (a lone surrogate), or says why it is not JSON
+    return json.loads(text, parse_constant=_not_json)
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"`{constant}` is not a JSON value")
 
 
 def _check(value: Any, surrogates: bool) -> None:

@@ -168,6 +168,27 @@ class Tx:
         end = None if count is None else mark[0] + count
         del self._state.pending[mark[0]:end]
 
+    def group_inserts(self, mark: tuple[int, int]) -> None:
+        """Regroup the plain INSERTs queued since `mark` by table, so each table's rows reach SQLite as one
+        `executemany` (a broadcast chunk queues email, event, job and recipient rows per contact, ~4x
+        fewer calls grouped). Inserts keep their order within a table and never move across another kind
+        of statement; inserts into different tables commute (no triggers or foreign keys between them).
+        Nothing moves once sent (`mark` must still be valid, see `sent_since`)."""
+        pending = self._state.pending
+        start = mark[0]
+        regrouped: list[Write] = []
+        run: dict[str, list[Write]] = {}
+        for write in pending[start:]:
+            table = _insert_table(write)
+            if table is None:
+                regrouped += [item for items in run.values() for item in items]
+                regrouped.append(write)
+                run = {}
+            else:
+                run.setdefault(table, []).append(write)
+        regrouped += [item for items in run.values() for item in items]
+        pending[start:] = regrouped
+
     async def _trip(self, then: Callable[[sqlite3.Connection], Any], writes_now: bool = False,
                     reads: bool = True) -> Any:
         if reads and self.db.has_deferred:
@@ -269,3 +290,11 @@ class Tx:
         assignments = ", ".join(f"{column} = ?" for column in values)
         self.queue(f"UPDATE {table} SET {assignments} WHERE id = ? AND account = ?",
                    (*values.values(), row_id, self.account))
+
+
+def _insert_table(write: Write) -> str | None:
+    """The table a single-row `INSERT INTO t (...)` writes to; None for any other statement."""
+    sql, _, many = write
+    if many or not sql.startswith("INSERT INTO "):
+        return None
+    return sql[12:sql.index(" ", 12)]

@@ -160,7 +160,8 @@ class Outbox:
 
     def checks(self, email_id: str) -> dict[str, Any]:
         """The QA report of one email: `html` (unsupported/partial HTML and CSS per major client, from
-        caniemail.com's data), `links`, `unsubscribe` (List-Unsubscribe, RFC 8058) and `text`. E.g.
+        caniemail.com's data), `links`, `unsubscribe` (List-Unsubscribe, RFC 8058), `text` and `spam`
+        (SpamAssassin's score and rules when the server has a spamd: `--spamassassin`). E.g.
         `assert not [f for f in report["html"]["unsupported"] if any(c["client"].startswith("gmail.")
         for c in f["clients"])]`."""
         return self._t.call("GET", f"{PREFIX}/outbox/{email_id}/qa",  # type: ignore[no-any-return]

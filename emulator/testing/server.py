@@ -41,10 +41,9 @@ from emulator.testing.controls import (
 )
 
 if TYPE_CHECKING:
-    import uvicorn
-
     from emulator.control.snapshots import Baseline
     from emulator.core.emulator import Emulator
+    from emulator.testing.serving import ThreadServer
 
 __all__ = ["EmulatorClient", "EmulatorError", "EmulatorServer"]
 
@@ -174,7 +173,7 @@ class EmulatorServer(EmulatorClient):
         base = settings or Settings(port=0, smtp_port=0, smtps_port=0, quiet=True)
         self.settings = dataclasses.replace(base, **overrides)
         self.settings.host = "127.0.0.1"
-        self._server: uvicorn.Server | None = None
+        self._server: ThreadServer | None = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._failure: BaseException | None = None
@@ -200,7 +199,9 @@ class EmulatorServer(EmulatorClient):
         self._emu.state["http_url"] = self.url
         ready = threading.Event()
         self._emu.state["on_ready"] = lambda emu: self._ready(ready)
-        self._server = _uvicorn_server(app)
+        from emulator.testing.serving import thread_server
+
+        self._server = thread_server(app)
         self._thread = threading.Thread(target=self._serve, args=(sock, ready), daemon=True,
                                         name=f"resend-emulator:{port}")
         with _startup_errors() as seen:
@@ -270,16 +271,16 @@ class EmulatorServer(EmulatorClient):
         return future.result(timeout)
 
     def stop(self) -> None:
-        """Shut the server down (uvicorn's graceful stop takes about 0.2 s) and wait for the thread."""
+        """Shut the server down and wait for the thread (a few milliseconds when no request is under way)."""
         if self._baseline is not None and self._loop is not None:
             self.call(self._baseline.close())
             self._baseline = None
+        self.close()  # the handle's own keep-alive connections first: the server need not wait for them
         if self._server is not None:
-            self._server.should_exit = True
+            self._server.request_stop()
         if self._thread is not None:
             self._thread.join(START_TIMEOUT)
         self._server = self._thread = self._loop = None
-        self.close()
 
     def __enter__(self) -> EmulatorServer:
         return self.start()
@@ -307,17 +308,6 @@ def _startup_errors() -> Iterator[list[str]]:
         yield seen
     finally:
         logger.removeHandler(handler)
-
-
-def _uvicorn_server(app: Any) -> uvicorn.Server:
-    import uvicorn
-
-    # ws="none": the emulator serves no websockets (live UI updates are SSE), and loading a websocket
-    # protocol costs uvicorn a few tens of milliseconds at start.
-    config = uvicorn.Config(app, loop="uvloop", http="httptools", ws="none", lifespan="on",
-                            log_level="error", access_log=False)
-    # uvicorn leaves signal handlers alone when it runs outside the main thread.
-    return uvicorn.Server(config)
 
 
 def _pick_ports(ports: dict[str, int]) -> tuple[int | None, int | None]:

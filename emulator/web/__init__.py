@@ -1,7 +1,8 @@
 """The outbox web UI: server-rendered pages under /_emulator/ui/, live updates over server-sent events.
 
-Registered in `emulator.app.EXTENSIONS`; it owns no tables and reads those of the emails, receiving and
-webhooks groups. Message HTML is only ever shown inside a sandboxed frame (see frame.py).
+Registered in `emulator.app.EXTENSIONS`; it owns no tables (one index for the broadcast page) and reads
+those of the emails, receiving, webhooks, contacts and broadcasts groups. Message HTML is only ever
+shown inside a sandboxed frame (see frame.py).
 """
 
 from __future__ import annotations
@@ -10,15 +11,31 @@ from typing import TYPE_CHECKING
 
 from starlette.routing import BaseRoute
 
-from emulator.web import dashboards, inboxes, oauth, sse, unsubscribe, views
+from emulator.web import (
+    actions,
+    broadcasts,
+    contacts,
+    dashboards,
+    deliveries,
+    imports,
+    inboxes,
+    oauth,
+    spam,
+    sse,
+    theme,
+    unsubscribe,
+    views,
+)
 
 if TYPE_CHECKING:
     from emulator.core.emulator import Emulator
 
-ROUTES: list[BaseRoute] = [*views.ROUTES, *dashboards.ROUTES, *inboxes.ROUTES, *unsubscribe.ROUTES,
-                           *oauth.ROUTES]
+ROUTES: list[BaseRoute] = [*actions.ROUTES, *views.ROUTES, *deliveries.ROUTES, *dashboards.ROUTES,
+                           *inboxes.ROUTES, *unsubscribe.ROUTES, *oauth.ROUTES, *spam.ROUTES, *theme.ROUTES,
+                           *contacts.ROUTES, *imports.ROUTES, *broadcasts.ROUTES]
+TABLES = broadcasts.TABLES
 
-__all__ = ["ROUTES", "install"]
+__all__ = ["ROUTES", "TABLES", "install"]
 
 
 def install(emu: Emulator) -> None:

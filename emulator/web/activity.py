@@ -22,7 +22,7 @@ def _marks(values: list[str]) -> str:
     return ",".join("?" for _ in values)
 
 
-async def _attempts(tx: Tx, delivery_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+async def attempts_of(tx: Tx, delivery_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
     found: dict[str, list[dict[str, Any]]] = {}
     if not delivery_ids:
         return found
@@ -40,7 +40,7 @@ async def _attempts(tx: Tx, delivery_ids: list[str]) -> dict[str, list[dict[str,
     return found
 
 
-def _delivery(row: Row, attempts: list[dict[str, Any]]) -> dict[str, Any]:
+def delivery(row: Row, attempts: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "id": row["id"], "event_id": row["event_id"], "endpoint": row["endpoint"] or row["webhook_id"],
         "status": row["status"], "state_class": STATE_CLASS.get(row["status"], "muted"),
@@ -56,8 +56,8 @@ async def deliveries_for(tx: Tx, event_ids: list[str]) -> list[dict[str, Any]]:
         "SELECT m.*, w.endpoint FROM webhook_messages m LEFT JOIN webhooks w ON w.id = m.webhook_id "
         f"WHERE m.account = ? AND m.event_id IN ({_marks(event_ids)}) ORDER BY m.seq",
         [tx.account, *event_ids])
-    attempts = await _attempts(tx, [row["id"] for row in rows])
-    return [_delivery(row, attempts.get(row["id"], [])) for row in rows]
+    attempts = await attempts_of(tx, [row["id"] for row in rows])
+    return [delivery(row, attempts.get(row["id"], [])) for row in rows]
 
 
 def reason(event_type: str, data: dict[str, Any]) -> str | None:
@@ -95,23 +95,3 @@ async def events_for(tx: Tx, subject_id: str) -> list[dict[str, Any]]:
 
 def any_pending(events: list[dict[str, Any]]) -> bool:
     return any(d["status"] in PENDING for e in events for d in e["deliveries"])
-
-
-async def webhook_overview(tx: Tx) -> dict[str, Any]:
-    """Endpoints and the most recent deliveries with their attempts, for the webhooks page."""
-    if not webhooks_enabled(tx):
-        return {"endpoints": [], "deliveries": [], "enabled": False}
-    endpoints = await tx.all(
-        "SELECT w.id, w.endpoint, w.events, w.status, w.created_at, "
-        "(SELECT count(*) FROM webhook_messages m WHERE m.webhook_id = w.id) AS total, "
-        "(SELECT count(*) FROM webhook_messages m "
-        "WHERE m.webhook_id = w.id AND m.status = 'failed') AS failed "
-        "FROM webhooks w WHERE w.account = ? ORDER BY w.seq DESC", [tx.account])
-    rows = await tx.all(
-        "SELECT m.*, w.endpoint, e.subject_id FROM webhook_messages m "
-        "LEFT JOIN webhooks w ON w.id = m.webhook_id LEFT JOIN events e ON e.id = m.event_id "
-        f"WHERE m.account = ? ORDER BY m.seq DESC LIMIT {RECENT_EVENTS}", [tx.account])
-    attempts = await _attempts(tx, [row["id"] for row in rows])
-    deliveries = [{**_delivery(row, attempts.get(row["id"], [])), "subject_id": row["subject_id"],
-                   "payload": row["payload"]} for row in rows]
-    return {"endpoints": endpoints, "deliveries": deliveries, "enabled": True}

@@ -19,9 +19,10 @@ from starlette.responses import HTMLResponse, Response
 
 SANDBOX = "allow-scripts allow-popups allow-popups-to-escape-sandbox"
 # Reports the document's scrollable height whenever it may have changed. The parent first shrinks the
-# frame to a sliver (see ui.js), so that height is the content's own, not the frame's: a one-liner gives a
-# short frame, a 3 000 px newsletter a 3 000 px one. Each report says at which frame height it was taken,
-# so the parent can drop the ones a resize made stale. The parent accepts numbers from this frame only.
+# frame to a sliver (see static/preview.js), so that height is the content's own, not the frame's: a
+# one-liner gives a short frame, a 3 000 px newsletter a 3 000 px one. Each report says at which frame
+# height it was taken, so the parent can drop the ones a resize made stale. The parent accepts numbers
+# from this frame only.
 MEASURE = """(function () {
   function report() {
     var root = document.documentElement, scroller = document.scrollingElement || root;
@@ -36,6 +37,10 @@ MEASURE = """(function () {
   }
   addEventListener("load", report);
   addEventListener("resize", report);
+  // The parent's scripts may start after this document loaded: they ask again once they listen.
+  addEventListener("message", function (event) {
+    if (event.source === parent && event.data === "resendEmulatorMeasure") report();
+  });
 }());"""
 
 _CID = re.compile(r"""cid:([^"'\s)>]+)""", re.IGNORECASE)
@@ -98,15 +103,24 @@ def with_base_target(html: str) -> str:
     return html if _BASE.search(html) else _at_top(html, '<base target="_blank">')
 
 
-def as_dark(html: str) -> str:
-    """The email as a client in dark mode shows it. Browsers answer `prefers-color-scheme` in a frame from
-    the system setting, never from the embedding page, so the preview rewrites the queries instead:
-    `dark` always matches, `light` never. An email that declares it can be dark (`color-scheme` with
-    `dark`) also gets the dark canvas and default colors a dark client gives it."""
-    rewritten = _SCHEME.sub(lambda m: "min-width: 0px" if m.group(1).lower() == "dark"
+def dark_capable(html: str) -> bool:
+    """The email declares it can be shown dark (`color-scheme` naming `dark`, as a meta tag or in CSS)."""
+    return bool(_DARK_CAPABLE.search(html))
+
+
+def in_scheme(html: str, dark: bool) -> str:
+    """The email as a mail client in light or in dark mode shows it, whatever the system setting or the
+    UI's theme: browsers answer `prefers-color-scheme` in a frame from those, never from a toggle, so the
+    preview rewrites the queries instead (in dark mode `dark` always matches and `light` never; in light
+    mode the other way round; in `<style>` and in `media=` attributes alike). An email that declares it can
+    be dark gets the dark canvas and default colors of a dark client in dark mode, and the light ones in
+    light mode even when the system is dark. One that does not stays as designed, as Apple Mail shows it."""
+    matching = "dark" if dark else "light"
+    rewritten = _SCHEME.sub(lambda m: "min-width: 0px" if m.group(1).lower() == matching
                             else "min-width: 999999px", html)
-    if _DARK_CAPABLE.search(html):
-        rewritten = _at_top(rewritten, "<style>:root { color-scheme: dark; }</style>")
+    if dark_capable(html):
+        scheme = f"<style>:root {{ color-scheme: {matching} only !important; }}</style>"
+        rewritten = _at_top(rewritten, scheme)
     return rewritten
 
 
@@ -119,7 +133,7 @@ def frame_response(request: Request, html: str, remote: bool, status: int = 200,
     # Unpredictable on purpose (not from the seed): a nonce an email could guess would let its script run.
     nonce = secrets.token_urlsafe(18)
     measure = f'<script nonce="{nonce}">{MEASURE}</script>'
-    body = _at_top(with_base_target(as_dark(html) if dark else html), measure)
+    body = _at_top(with_base_target(in_scheme(html, dark)), measure)
     return HTMLResponse(body, status, headers={
         "Content-Security-Policy": frame_csp(origin_of(request), remote, nonce),
         "X-Content-Type-Options": "nosniff",

@@ -1,23 +1,29 @@
-"""The Inboxes tab: every inbox, its threads by folder, its drafts and labels, and a thread as a
-conversation (oldest message first). Read-only, through the inbox service functions; message HTML
-only in the sandboxed frame the outbox uses (frame.py)."""
+"""The Inboxes tab: every inbox, its threads by folder (searchable with the outbox's language,
+control/mailsearch.py), its drafts and labels, and a thread as a conversation (oldest message first).
+Through the inbox service functions; opening a thread reads it, as the API's `read: true` does.
+Message HTML only in the sandboxed frame the outbox uses (frame.py)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from emulator.api.ops import emulator_of
+from emulator.control import mailsearch
 from emulator.core.errors import ApiError
 from emulator.resources.inboxes import drafts, inboxes, labels, threads
 from emulator.resources.inboxes.store import FOLDERS
+from emulator.resources.inboxes.threads import list_item, thread_where
 from emulator.web.frame import frame_response
 from emulator.web.render import UI, not_found, page
 from emulator.web.views import _chrome as page_chrome
 from emulator.web.views import account_of
+
+if TYPE_CHECKING:
+    from emulator.core.db import Tx
 
 BASE = f"{UI}/inboxes"
 SHOWN = "100"  # threads and drafts shown per folder: the UI is for looking, not paging
@@ -36,19 +42,39 @@ async def inbox_list(request: Request) -> Response:
     return page(request, "inboxes.html", {**chrome, "inboxes": cards, "base": BASE})
 
 
+async def _searched(tx: Tx, inbox: dict[str, Any], folder: str, text: str) -> list[dict[str, Any]]:
+    """The folder's threads the search finds, newest activity first (raises 422 for a wrong query)."""
+    where, params = thread_where(inbox, [folder], None, None)
+    sql, search_params = mailsearch.where(mailsearch.THREADS, text)
+    rows = await tx.all(f"SELECT * FROM inbox_threads WHERE {' AND '.join(where)} AND ({sql})"
+                        f" ORDER BY tick DESC LIMIT {SHOWN}", [*params, *search_params])
+    return [await list_item(tx, row) for row in rows]
+
+
+async def _threads(tx: Tx, inbox: dict[str, Any], folder: str, text: str) -> tuple[list[Any], str | None]:
+    if not text:
+        found = await threads.list_threads(tx, inbox["id"], {"folder": folder, "limit": SHOWN})
+        return found["data"], None
+    try:
+        return await _searched(tx, inbox, folder, text), None
+    except ApiError as error:
+        return [], error.message
+
+
 async def inbox_view(request: Request) -> Response:
-    folder = _folder(request)
+    folder, text = _folder(request), request.query_params.get("q", "").strip()[:200]
     try:
         async with emulator_of(request).transaction(account_of(request)) as tx:
             inbox = await inboxes.get_inbox(tx, request.path_params["inbox_id"])
-            found = await threads.list_threads(tx, inbox["id"], {"folder": folder, "limit": SHOWN})
+            found, search_error = await _threads(tx, inbox, folder, text)
             unsent = await drafts.list_drafts(tx, inbox["id"], {"limit": SHOWN})
             tags = await labels.list_labels(tx, inbox["id"])
             chrome = await page_chrome(tx, "inboxes")
     except ApiError:
         return not_found(request, "Inbox")
-    context = {**chrome, "inbox": inbox, "folder": folder, "folders": FOLDERS, "threads": found["data"],
-               "drafts": unsent["data"], "labels": tags["data"], "base": BASE}
+    context = {**chrome, "inbox": inbox, "folder": folder, "folders": FOLDERS, "threads": found,
+               "drafts": unsent["data"], "labels": tags["data"], "base": BASE, "q": text,
+               "search_error": search_error}
     return page(request, "inbox.html", context)
 
 
@@ -58,6 +84,9 @@ async def thread_view(request: Request) -> Response:
         async with emulator_of(request).transaction(account_of(request)) as tx:
             inbox = await inboxes.get_inbox(tx, inbox_id)
             thread = await threads.get_thread(tx, inbox["id"], thread_id)
+            if not thread["read"]:  # opening a thread reads it, through the API's own update
+                await threads.update_thread(tx, inbox["id"], thread_id, {"read": True}, source="ui")
+                thread = await threads.get_thread(tx, inbox["id"], thread_id)
             chrome = await page_chrome(tx, "inboxes")
     except ApiError:
         return not_found(request, "Thread")

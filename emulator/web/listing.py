@@ -1,8 +1,9 @@
 """The outbox and received lists: filters, keyset pages over `seq`, rows shaped for the templates.
 
 Pages seek by `seq` (never OFFSET), so the first and the thousandth page cost the same at 100 000
-emails. Sent mail is searched with the outbox's query language over its FTS5 index (control/search.py);
-received mail, a smaller table without an index, with a LIKE scan of sender, recipients and subject.
+emails. Both lists take the search language of control/query.py: sent mail over its FTS5 index
+(control/search.py), received mail, a smaller table without an index, by scans (control/mailsearch.py).
+Counts (all mail, a search's matches, unread mail) stop at COUNT_CAP and then read "10000+".
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
+from emulator.control import mailsearch, reads
 from emulator.control.outbox import STATUSES, OutboxFilter
 from emulator.control.search import index_new_mail
 from emulator.web.render import UI
@@ -76,18 +78,6 @@ def parse_filters(query: Mapping[str, str]) -> Filters:
     )
 
 
-def _like(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
-def _search(filters: Filters) -> tuple[str, list[Any]]:
-    """Free text matches the sender, any recipient or the subject (one box, so OR across them)."""
-    columns = ["from_addr", "to_addrs", "cc", "bcc", "subject"]
-    sql = "(" + " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in columns) + ")"
-    return sql, [_like(filters.q)] * len(columns)
-
-
 def _where(box: Box, filters: Filters, account: str) -> tuple[list[str], list[Any]]:
     clauses, params = ["account = ?"], [account]
     if box.has_status:
@@ -99,10 +89,16 @@ def _where(box: Box, filters: Filters, account: str) -> tuple[list[str], list[An
         sql, outbox_params = outbox_filter.where()
         return [sql], outbox_params
     if filters.q:
-        sql, search_params = _search(filters)
+        sql, search_params = mailsearch.where(mailsearch.RECEIVED, filters.q)
         clauses.append(sql)
         params += search_params
     return clauses, params
+
+
+def list_where(box: Box, filters: Filters, account: str) -> tuple[str, list[Any]]:
+    """SQL over `box.table` for the account's emails these filters show (every page of them)."""
+    clauses, params = _where(box, filters, account)
+    return " AND ".join(f"({clause})" for clause in clauses), params
 
 
 @dataclass
@@ -111,11 +107,12 @@ class ListPage:
     older_url: str | None
     newer_url: str | None
     first_page: bool
-    total: str | None
+    total: str | None  # all mail, or the search's matches
 
 
 def _columns(box: Box) -> str:
-    common = "seq, id, from_addr, to_addrs, cc, subject, created_at"
+    read = reads.read_test(box.name, box.table, True)
+    common = f"seq, id, from_addr, to_addrs, cc, subject, created_at, {read} AS is_read"
     return common + (", last_event, scheduled_at, tags" if box.has_status else "")
 
 
@@ -163,31 +160,42 @@ def list_row(box: Box, row: Row, attachments: int = 0) -> dict[str, Any]:
         "subject": row["subject"] or "",
         "created_at": row["created_at"], "status": row.get("last_event"),
         "scheduled_at": row.get("scheduled_at"), "tags": _json_list(row.get("tags")),
-        "attachments": attachments,
+        "attachments": attachments, "read": bool(row.get("is_read")),
     }
 
 
-# Counting is a scan; past this many rows the page says "10000+" and stays as fast as with 1 000.
-TOTAL_CAP = 10_000
+COUNT_CAP = reads.COUNT_CAP
+# A search's matches are counted to here: a filter that the index cannot answer (status:, tag:) reads
+# rows, and where one row in ten matches, 1 000 matches already cost 10 000 rows read.
+MATCH_CAP = 1_000
 
 
-async def _total(tx: Tx, box: Box, filters: Filters) -> str | None:
-    if filters.active:
-        return None
-    row = await tx.one(f"SELECT count(*) AS n FROM (SELECT 1 FROM {box.table} WHERE account = ?"
-                       f" LIMIT {TOTAL_CAP + 1})", [tx.account])
+async def _count(tx: Tx, box: Box, filters: Filters) -> str:
+    """How many emails the list holds, or the search matches: a scan, so it stops past its cap."""
+    clauses, params = _where(box, filters, tx.account)
+    cap = MATCH_CAP if filters.active else COUNT_CAP
+    row = await tx.one(f"SELECT count(*) AS n FROM (SELECT 1 FROM {box.table} WHERE {' AND '.join(clauses)}"
+                       f" LIMIT {cap + 1})", params)
     count = int(row["n"]) if row else 0
-    return f"{TOTAL_CAP}+" if count > TOTAL_CAP else str(count)
+    return f"{cap}+" if count > cap else str(count)
+
+
+async def unread(tx: Tx, box: Box) -> str:
+    return await reads.unread_count(tx, box.name, box.table)
 
 
 async def list_page(tx: Tx, box: Box, filters: Filters, base_url: str) -> ListPage:
     rows, more = await _fetch(tx, box, filters)
     counts = await _attachment_counts(tx, box, [row["id"] for row in rows])
     shaped = [list_row(box, row, counts.get(row["id"], 0)) for row in rows]
+    for row in shaped:
+        row["url"] += filters.query  # the message view steps through this same list (stepping.py)
     going_newer = filters.newer_than is not None
     has_older = more if not going_newer else bool(shaped)
     has_newer = (more if going_newer else filters.older_than is not None) and bool(shaped)
     older = f"{base_url}?{urlencode(filters.params(older_than=shaped[-1]['seq']))}" \
         if has_older and shaped else None
     newer = f"{base_url}?{urlencode(filters.params(newer_than=shaped[0]['seq']))}" if has_newer else None
-    return ListPage(shaped, older, newer, not has_newer, await _total(tx, box, filters))
+    whole = filters.older_than is None and filters.newer_than is None and not more
+    count = str(len(shaped)) if whole else await _count(tx, box, filters)  # one page holds them all
+    return ListPage(shaped, older, newer, not has_newer, count)

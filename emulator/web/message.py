@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Any
 from emulator.control import outbox, qa
 from emulator.control.downloads import INLINE_TYPES
 from emulator.resources.emails.service import email_eml
-from emulator.web.frame import remote_count, rewrite_cids
-from emulator.web.listing import SENT, Box
+from emulator.web.frame import dark_capable, remote_count, rewrite_cids
+from emulator.web.listing import SENT, Box, Filters
+from emulator.web.source import source_of
+from emulator.web.stepping import neighbours
 
 if TYPE_CHECKING:
     from emulator.core.db import Row, Tx
@@ -96,7 +98,9 @@ async def _received_fields(tx: Tx, box: Box, row: Row) -> dict[str, Any]:
 
 def _tabs(has_html: bool, checks: bool) -> list[tuple[str, str]]:
     tabs = [("html", "HTML")] if has_html else []
-    tabs += [("text", "Text"), ("headers", "Headers"), ("raw", "Raw"), ("activity", "Activity")]
+    tabs += [("text", "Text"), ("headers", "Headers")]
+    tabs += [("source", "HTML source")] if has_html else []
+    tabs += [("raw", "Raw"), ("activity", "Activity")]
     return [*tabs, ("checks", "Checks")] if checks else tabs
 
 
@@ -107,14 +111,17 @@ def _raw_preview(raw: bytes) -> str:
     return text
 
 
-async def view_model(tx: Tx, box: Box, row: Row, remote: bool) -> dict[str, Any]:
+async def view_model(tx: Tx, box: Box, row: Row, remote: bool, filters: Filters) -> dict[str, Any]:
+    """`filters`: those of the list the message was opened from (its neighbours and the way back)."""
     fields = await (_sent_fields(tx, row) if box is SENT else _received_fields(tx, box, row))
     html, base = fields.pop("html"), f"{box.url}/{row['id']}"
     checks = await qa.email_report(tx, row) if box is SENT else None
     return {
         **fields, "id": row["id"], "kind": box.name, "has_html": bool(html), "qa": checks,
         "remote_count": remote_count(html), "remote": remote, "tabs": _tabs(bool(html), checks is not None),
-        "raw": _raw_preview(await raw_of(tx, box, row)),
+        "raw": _raw_preview(await raw_of(tx, box, row)), "dark_capable": dark_capable(html),
+        "source": source_of(html) if html else None,
         "url": base, "frame_url": f"{base}/frame" + ("?remote=1" if remote else ""),
-        "eml_url": f"{base}/raw.eml", "live_url": f"{base}/live",
+        "eml_url": f"{base}/raw.eml", "live_url": f"{base}/live", "spam_url": f"{base}/spam",
+        **await neighbours(tx, box, filters, row["seq"]),
     }

@@ -125,8 +125,18 @@ def render(name: str, context: dict[str, Any]) -> str:
     return _env().get_template(name).render(**context)
 
 
+THEMES = ("auto", "light", "dark")
+THEME_COOKIE = "emulator_ui_theme"
+
+
+def theme_of(request: Request) -> str:
+    chosen = request.cookies.get(THEME_COOKIE, "auto")
+    return chosen if chosen in THEMES else "auto"
+
+
 def page(request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
-    body = render(name, {"request": request, "path": request.url.path, **context})
+    body = render(name, {"request": request, "path": request.url.path, "theme": theme_of(request),
+                         "themes": THEMES, **context})
     return HTMLResponse(body, status, headers=UI_HEADERS)
 
 

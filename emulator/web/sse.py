@@ -43,6 +43,8 @@ class LiveHub:
         queue.put_nowait(RESYNC)
 
     def on_event(self, event: Event) -> None:
+        if not self.queues:  # no page is open: every send would build this message for nobody
+            return
         self.publish({
             "type": event["type"], "id": event["id"], "account": event["account"],
             "subject_id": event.get("subject_id"),

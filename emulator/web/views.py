@@ -1,6 +1,5 @@
-"""UI pages under /_emulator/ui/ (and `/` → there). Read-only views open one short transaction each;
-the two actions (cancel a scheduled email, delete all) are POSTs that only the UI's own pages can make
-(`emulator.api.guard` refuses cross-site ones before they reach a view)."""
+"""UI pages under /_emulator/ui/ (and `/` → there). Views open one short transaction each; opening a
+message also marks it read. The actions (delete, mark read, send now, reset) are in actions.py."""
 
 from __future__ import annotations
 
@@ -12,16 +11,18 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from emulator.api.ops import emulator_of, json_response
+from emulator.control import reads
 from emulator.control.downloads import file_response
 from emulator.control.outbox import STATUSES
+from emulator.control.qa import spam as qa_spam
 from emulator.core.config import DEFAULT_ACCOUNT
 from emulator.core.errors import ApiError
-from emulator.resources.emails import service as emails
+from emulator.core.events import notify
 from emulator.web import activity, sse
 from emulator.web.frame import frame_response
-from emulator.web.listing import RECEIVED, SENT, Box, Filters, ListPage, list_page, parse_filters
+from emulator.web.listing import RECEIVED, SENT, Box, Filters, ListPage, list_page, parse_filters, unread
 from emulator.web.message import attachment_row, attachments_of, framed_html, message_row, raw_of, view_model
-from emulator.web.render import HERE, UI, UI_HEADERS, not_found, page, redirect, render
+from emulator.web.render import HERE, UI, UI_HEADERS, not_found, page, render
 
 if TYPE_CHECKING:
     from emulator.core.db import Tx
@@ -69,8 +70,9 @@ async def _list(request: Request, box: Box) -> Response:
     async with emulator_of(request).transaction(account_of(request)) as tx:
         listing, search_error = await _listing(tx, box, filters, base)
         chrome = await _chrome(tx, box.name)
+        unread_count = await unread(tx, box)
     context = {**chrome, "messages": listing.rows, "filters": filters, "statuses": STATUSES,
-               "search_error": search_error,
+               "search_error": search_error, "unread": unread_count, "notice": _notice(request),
                "older_url": listing.older_url, "newer_url": listing.newer_url,
                "first_page": listing.first_page, "total": listing.total,
                "live_rows_url": f"{UI}/rows/{box.name}{filters.query}"}
@@ -93,8 +95,26 @@ async def rows(request: Request) -> Response:
     filters = parse_filters(request.query_params)
     async with emulator_of(request).transaction(account_of(request)) as tx:
         listing, _ = await _listing(tx, box, filters, request.url.path)
-    html = render("_rows.html", {"messages": listing.rows, "filters": filters})
-    return json_response({"rows": html, "total": listing.total}, headers=UI_HEADERS)
+        unread_count = await unread(tx, box)
+    list_path = f"{UI}/" if box is SENT else RECEIVED.url
+    html = render("_rows.html", {"messages": listing.rows, "filters": filters, "path": list_path})
+    return json_response({"rows": html, "total": listing.total, "unread": unread_count}, headers=UI_HEADERS)
+
+
+def _notice(request: Request) -> str | None:
+    """What the last action did, from the redirect that ended it (`?deleted=3`)."""
+    for name, verb in (("deleted", "Deleted"), ("marked", "Marked")):
+        raw = request.query_params.get(name, "")
+        if raw.isdigit() and len(raw) < 9:
+            count = int(raw)
+            return f"{verb} {count} {'email' if count == 1 else 'emails'}."
+    return None
+
+
+async def _read_on_open(tx: Tx, box: Box, message_id: str) -> None:
+    if not await reads.is_read(tx, box.name, box.table, message_id):
+        await reads.mark(tx, box.name, box.table, [message_id], True)
+        notify(tx, box.name)  # open lists show it read
 
 
 # ---- one message -------------------------------------------------------------------------------
@@ -106,14 +126,18 @@ def _box(request: Request) -> Box:
 async def message(request: Request) -> Response:
     box, message_id = _box(request), request.path_params["id"]
     remote = request.query_params.get("remote") == "1"
+    filters = parse_filters(request.query_params)
     async with emulator_of(request).transaction(account_of(request)) as tx:
         row = await message_row(tx, box, message_id)
         if row is None:
             return not_found(request, "Message")
-        model = await view_model(tx, box, row, remote)
+        await _read_on_open(tx, box, message_id)
+        model = await view_model(tx, box, row, remote, filters)
         model["events"] = await activity.events_for(tx, message_id)
         chrome = await _chrome(tx, box.name)
-    model["back_url"] = f"{UI}/" if box is SENT else f"{UI}/received"
+    model["back_url"] = (f"{UI}/" if box is SENT else f"{UI}/received") + str(model["list_query"])
+    # Without a spamd the row says how to get one at once; with one, the Checks tab asks for it (spam.py).
+    model["spam"] = None if emulator_of(request).settings.spamassassin else qa_spam.disabled()
     model["pending"] = activity.any_pending(model["events"])
     return _remember_account(request, page(request, "message.html", {**chrome, "m": model}))
 
@@ -165,32 +189,7 @@ async def message_attachment(request: Request) -> Response:
                          inline=request.query_params.get("inline") == "1")
 
 
-# ---- actions -----------------------------------------------------------------------------------
-
-async def cancel(request: Request) -> Response:
-    message_id = request.path_params["id"]
-    try:
-        async with emulator_of(request).transaction(account_of(request)) as tx:
-            await emails.cancel(tx, message_id)
-    except ApiError as error:
-        return page(request, "error.html", {"title": "Cannot cancel", "message": error.message}, error.status)
-    return redirect(request.headers.get("referer") or f"{SENT.url}/{message_id}")
-
-
-async def reset(request: Request) -> Response:
-    await emulator_of(request).reset()
-    return redirect(f"{UI}/")
-
-
 # ---- webhooks, live events, entry ---------------------------------------------------------------
-
-async def webhooks(request: Request) -> Response:
-    async with emulator_of(request).transaction(account_of(request)) as tx:
-        overview = await activity.webhook_overview(tx)
-        chrome = await _chrome(tx, "webhooks")
-    pending = any(d["status"] in activity.PENDING for d in overview["deliveries"])
-    return page(request, "webhooks.html", {**chrome, **overview, "pending": pending})
-
 
 async def events(request: Request) -> Response:
     return sse.stream(emulator_of(request), account_of(request))
@@ -217,10 +216,7 @@ ROUTES: list[BaseRoute] = [
     Route(f"{UI}/", outbox, methods=["GET"]),
     Route(f"{UI}/received", received, methods=["GET"]),
     Route(f"{UI}/rows/{{box}}", rows, methods=["GET"]),
-    Route(f"{UI}/webhooks", webhooks, methods=["GET"]),
     Route(f"{UI}/events", events, methods=["GET"]),
-    Route(f"{UI}/reset", reset, methods=["POST"]),
-    Route(f"{SENT.url}/{{id}}/cancel", cancel, methods=["POST"]),
     *_message_routes(SENT),
     *_message_routes(RECEIVED),
     Mount(f"{UI}/static", app=StaticFiles(directory=HERE / "static"), name="ui-static"),

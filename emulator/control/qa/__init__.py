@@ -4,10 +4,12 @@
     GET /_emulator/outbox/{id}/link-check         every link and image, as far as is known offline
     GET /_emulator/outbox/{id}/unsubscribe-check  List-Unsubscribe (RFC 2369) and one-click (RFC 8058)
     GET /_emulator/outbox/{id}/text-check         the plain-text part
-    GET /_emulator/outbox/{id}/qa                 all four in one body (what the message view shows)
+    GET /_emulator/outbox/{id}/spam-check         SpamAssassin's score and rules (spam.py; --spamassassin)
+    GET /_emulator/outbox/{id}/qa                 all five in one body (what the message view shows)
 
 `account`/`api_key` in the query scope the lookup like the other outbox routes. Nothing is fetched from
-the network: the checks read the email as stored (as the recipient gets it, tracking included).
+the network (spamd aside, when configured): the checks read the email as stored (as the recipient gets
+it, tracking included).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from starlette.routing import Route
 
 from emulator.api.ops import emulator_of, json_response
 from emulator.control.outbox import BASE, message_headers, requested_email
+from emulator.control.qa import spam
 from emulator.control.qa.compat import check_html
 from emulator.control.qa.links import check_links
 from emulator.control.qa.plaintext import check_text
@@ -110,7 +113,8 @@ def _one(check: str) -> Callable[[Request], Awaitable[Response]]:
 
 
 async def full_report(request: Request) -> Response:
-    return json_response(await _report_of(request, tuple(CHECKS)))
+    report = await _report_of(request, tuple(CHECKS))
+    return json_response({**report, "spam": await spam.for_email(request, await requested_email(request))})
 
 
 ROUTES = [
@@ -118,5 +122,6 @@ ROUTES = [
     Route(f"{BASE}/{{email_id}}/link-check", _one("links"), methods=["GET"]),
     Route(f"{BASE}/{{email_id}}/unsubscribe-check", _one("unsubscribe"), methods=["GET"]),
     Route(f"{BASE}/{{email_id}}/text-check", _one("text"), methods=["GET"]),
+    Route(f"{BASE}/{{email_id}}/spam-check", spam.endpoint, methods=["GET"]),
     Route(f"{BASE}/{{email_id}}/qa", full_report, methods=["GET"]),
 ]

@@ -17,7 +17,7 @@ from emulator.core.clock import to_db
 from emulator.core.errors import invalid, missing_field
 from emulator.core.jobs import schedule
 from emulator.core.pages import fetch_page, list_body, parse_page
-from emulator.resources.broadcasts.store import list_item, require_broadcast, serialize
+from emulator.resources.broadcasts.store import list_item, require_broadcast, send_progress, serialize
 from emulator.resources.contacts import require_segment, require_topic
 from emulator.resources.emails import parse_scheduled_at
 
@@ -146,6 +146,9 @@ async def cancel_broadcast(tx: Tx, broadcast_id: str) -> dict[str, Any]:
     if row["status"] not in ("queued", "scheduled"):
         raise invalid(f"Only queued or scheduled broadcasts can be canceled. This broadcast is"
                       f" `{row['status']}`.")
+    if await send_progress(tx, row["id"]) is not None:
+        # Its emails are going out (chunk by chunk): calling it off now would leave half the segment sent.
+        raise invalid("This broadcast is already being sent and can no longer be canceled.")
     await tx.update("broadcasts", row["id"], {"status": "draft", "scheduled_at": None})
     return {"object": "broadcast", "id": row["id"]}
 

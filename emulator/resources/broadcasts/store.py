@@ -46,6 +46,17 @@ TABLES = [
         token TEXT,
         created_at TEXT NOT NULL
     )""",
+    # A send under way or done: `cursor` is the last segment membership (its seq) the fan-out walked,
+    # `walked` how many members that was, `audience` the segment's size when the send started.
+    """CREATE TABLE IF NOT EXISTS broadcast_sends (
+        account TEXT NOT NULL,
+        broadcast_id TEXT NOT NULL,
+        cursor INTEGER NOT NULL,
+        walked INTEGER NOT NULL,
+        audience INTEGER NOT NULL,
+        started_at TEXT NOT NULL,
+        PRIMARY KEY (account, broadcast_id)
+    ) WITHOUT ROWID""",
     "CREATE INDEX IF NOT EXISTS broadcast_recipients_by_broadcast"
     " ON broadcast_recipients (account, broadcast_id)",
     "CREATE INDEX IF NOT EXISTS broadcast_recipients_by_email ON broadcast_recipients (email_id)",
@@ -83,6 +94,12 @@ async def find_broadcast(tx: Tx, broadcast_id: str) -> Row | None:
     return await tx.one("SELECT * FROM broadcasts WHERE account = ? AND id = ?", (tx.account, broadcast_id))
 
 
+async def send_progress(tx: Tx, broadcast_id: str) -> Row | None:
+    """The fan-out's progress (`audience`, `walked`, `started_at`), None before the send started."""
+    return await tx.one("SELECT * FROM broadcast_sends WHERE account = ? AND broadcast_id = ?",
+                        (tx.account, broadcast_id))
+
+
 async def require_broadcast(tx: Tx, broadcast_id: str, *, uuid_path: bool = False) -> Row:
     """`uuid_path`: the OpenAPI types this path's id as `format: uuid` (cancel, recipients, clicked links),
     so a malformed id is a 422 `invalid_parameter` before any lookup, as on the other uuid paths."""
@@ -92,3 +109,20 @@ async def require_broadcast(tx: Tx, broadcast_id: str, *, uuid_path: bool = Fals
     if row is None:
         raise not_found("Broadcast")
     return row
+
+
+async def delivery_counts(tx: Tx, broadcast_id: str) -> dict[str, int]:
+    """How many of the broadcast's emails stand at each `last_event` (delivered, bounced, ...)."""
+    rows = await tx.all("SELECT last_event, COUNT(*) AS n FROM emails WHERE account = ? AND broadcast_id = ?"
+                        " GROUP BY last_event ORDER BY n DESC", (tx.account, broadcast_id))
+    return {row["last_event"]: row["n"] for row in rows}
+
+
+async def recipient_page(tx: Tx, broadcast_id: str, after: int, limit: int) -> list[Row]:
+    """Recipients in the order they were sent to, after recipient `after` (a seq), with their email's
+    `last_event` (NULL for a suppressed one)."""
+    return await tx.all(
+        "SELECT r.seq, r.contact_id, r.email, r.email_id, r.status, r.unsubscribed, e.last_event"
+        " FROM broadcast_recipients r LEFT JOIN emails e ON e.id = r.email_id"
+        " WHERE r.account = ? AND r.broadcast_id = ? AND r.seq > ? ORDER BY r.seq LIMIT ?",
+        (tx.account, broadcast_id, after, limit))

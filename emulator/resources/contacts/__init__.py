@@ -14,6 +14,9 @@ Public service functions for other groups (stable signatures; every one scoped t
 - `delete_contact(tx, id_or_email) -> dict` — as DELETE /contacts/{id}; emits `contact.deleted`.
 - `add_contact_to_segment(tx, id_or_email, segment_id) -> dict` — `{object:"contact_segment", ...}`.
 - `segment_contacts(tx, segment_id) -> list[Row]` — every contact row of a segment, oldest first.
+- `segment_members_after(tx, segment_id, after, limit, topic_id) -> list[Row]` — the next contacts of a
+  segment in joining order, with `member_seq` (the cursor) and `subscription` to the topic.
+- `segment_size(tx, segment_id) -> int` — how many contacts the segment has.
 - `topic_subscription(tx, contact_id, topic_id) -> str` — "opt_in" | "opt_out", the topic's default
   unless the contact chose.
 - `contact_properties(row) -> dict` — the property values set on a contact row (no fallbacks).
@@ -30,14 +33,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from emulator.resources.contacts import imports, metrics, properties, segments, service, store, topics
+from emulator.resources.contacts import (
+    import_steps,
+    imports,
+    metrics,
+    properties,
+    segments,
+    service,
+    store,
+    topics,
+)
 from emulator.resources.contacts.properties import property_fallbacks
-from emulator.resources.contacts.segments import add_contact_to_segment, segment_contacts
+from emulator.resources.contacts.segments import (
+    add_contact_to_segment,
+    segment_contacts,
+    segment_members_after,
+    segment_size,
+)
 from emulator.resources.contacts.service import create_contact, delete_contact, get_contact, update_contact
 from emulator.resources.contacts.store import contact_properties, find_contact, require_segment, require_topic
 from emulator.resources.contacts.topics import topic_subscription, update_contact_topics
 
-TABLES = store.TABLES
+TABLES = [*store.TABLES, *import_steps.TABLES]
 OPS = [*imports.OPS, *service.OPS, *segments.OPS, *metrics.OPS, *topics.OPS, *properties.OPS]
 
 
@@ -58,6 +75,8 @@ __all__ = [
     "require_segment",
     "require_topic",
     "segment_contacts",
+    "segment_members_after",
+    "segment_size",
     "topic_subscription",
     "update_contact",
     "update_contact_topics",

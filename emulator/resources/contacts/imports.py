@@ -1,10 +1,10 @@
 """CSV contact imports (reference contacts.md §9): upload, then rows processed on the emulator clock.
 
-POST checks the form (file, column map, targets) and answers `queued`; a job takes the import to
-`in_progress` one second later and processes ROWS_PER_SECOND rows per second of emulator time until
-`completed` (tests advance the clock; nothing sleeps). A bad row is counted as `failed` and never
-aborts the import; a file that cannot be read is refused at upload, so no import ends `failed`.
-Imports emit no `contact.created` events [openapi][docs].
+POST checks the form (file, column map, targets), counts the rows and answers `queued`; a chunked job
+(`import_steps.py`) takes the import to `in_progress` one second later and processes ROWS_PER_SECOND rows
+per second of emulator time until `completed` (tests advance the clock; nothing sleeps). A bad row is
+counted as `failed` and never aborts the import; a file that cannot be read is refused at upload, so
+no import ends `failed`. Imports emit no `contact.created` events [openapi][docs].
 """
 
 from __future__ import annotations
@@ -12,28 +12,25 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from emulator.api.ops import ApiRequest, FormBody, Op
 from emulator.core import errors
-from emulator.core.addresses import valid_address
 from emulator.core.errors import ApiError, invalid, missing_field, not_found
 from emulator.core.jobs import schedule
 from emulator.core.pages import UUID, fetch_page, list_body, parse_page
-from emulator.resources.contacts import properties, segments, topics
-from emulator.resources.contacts.store import email_key, millis, require_segment, require_topic
+from emulator.resources.contacts import import_steps, properties, segments, topics
+from emulator.resources.contacts.store import millis, require_segment, require_topic
 
 if TYPE_CHECKING:
     from emulator.core.db import Row, Tx
 
-JOB = "contacts.import"
-ROWS_PER_SECOND = 500
+JOB = import_steps.JOB
+ROWS_PER_SECOND = import_steps.ROWS_PER_SECOND
 STATUSES = ("queued", "in_progress", "completed", "failed")
 FIELDS = ("email", "first_name", "last_name", "unsubscribed")
 CONFLICTS = ("upsert", "skip")
-TRUE, FALSE = {"true", "1", "yes", "y", "t"}, {"false", "0", "no", "n", "f"}
 EMPTY_COUNTS = {"total": 0, "created": 0, "updated": 0, "skipped": 0, "failed": 0}
 
 
@@ -137,162 +134,22 @@ async def create_import(tx: Tx, text: str, form: dict[str, Any]) -> dict[str, An
     choices = topics.parse_choices(given_topics) if given_topics is not None else []
     for topic_id, _ in choices:
         await require_topic(tx, topic_id)
+    data = text.encode()
     try:
-        total = sum(1 for _, cells in _rows(text, 0) if not _blank(cells))
+        start, total = import_steps.scan(data)
     except csv.Error as exc:
         raise invalid(f"The CSV file could not be read: {exc}.") from None
     import_id = tx.new_id()
     options = {"map": mapped, "on_conflict": on_conflict, "segments": segment_ids, "topics": choices,
-               "position": 0}
+               "position": start, "size": len(data)}
     await tx.insert("contact_imports", {
         "id": import_id, "account": tx.account, "status": "queued", "options": json.dumps(options),
-        "csv": text, "counts": json.dumps({**EMPTY_COUNTS, "total": total}), "created_at": tx.now_db,
+        "csv": "", "counts": json.dumps({**EMPTY_COUNTS, "total": total}), "created_at": tx.now_db,
         "completed_at": None,
     })
+    await import_steps.store_file(tx, import_id, data)
     await schedule(tx, JOB, tx.now + timedelta(seconds=1), {"import_id": import_id})
     return {"object": "contact_import", "id": import_id}
-
-
-# ---- processing --------------------------------------------------------------------------------
-
-def _blank(cells: list[str]) -> bool:
-    return not any(cell.strip() for cell in cells)
-
-
-def _rows(text: str, position: int) -> Any:
-    """(position after the row, cells) of each data row from `position` (0 = skip the header)."""
-    stream = io.StringIO(text)
-    stream.seek(position)
-    reader = csv.reader(stream)
-    if position == 0:
-        next(reader, None)
-    for cells in reader:
-        yield stream.tell(), cells
-
-
-def _cell(cells: list[str], index: int | None) -> str | None:
-    if index is None or index >= len(cells):
-        return None
-    value = cells[index].strip()
-    return value or None
-
-
-def _typed(value: str, kind: str) -> Any:
-    if kind == "number":
-        number = float(value)
-        if not math.isfinite(number):
-            raise ValueError(value)
-        return int(number) if number.is_integer() and "." not in value else number
-    if kind == "boolean":
-        return _flag(value)
-    return value
-
-
-def _flag(value: str) -> bool:
-    lowered = value.lower()
-    if lowered not in TRUE | FALSE:
-        raise ValueError(value)
-    return lowered in TRUE
-
-
-def _parse_row(cells: list[str], mapped: dict[str, Any]) -> dict[str, Any] | None:
-    """The contact fields of a row, or None when the row is invalid (counted as failed)."""
-    email = _cell(cells, mapped["email"])
-    if email is None or not valid_address(email) or "<" in email:
-        return None
-    values: dict[str, Any] = {"email": email}
-    try:
-        for field in ("first_name", "last_name", "unsubscribed"):
-            value = _cell(cells, mapped.get(field))
-            if value is not None:
-                values[field] = int(_flag(value)) if field == "unsubscribed" else value
-        props = {}
-        for key, spec in mapped["properties"].items():
-            value = _cell(cells, spec["index"])
-            if value is not None:
-                props[key] = _typed(value, spec["type"])
-    except ValueError:
-        return None
-    values["properties"] = props
-    return values
-
-
-async def _apply(tx: Tx, parsed: list[dict[str, Any]], options: dict[str, Any],
-                 counts: dict[str, int]) -> None:
-    # Targets were checked at upload; one deleted since then is skipped.
-    live = {row["id"] for row in await tx.all("SELECT id FROM topics WHERE account = ? UNION ALL"
-                                               " SELECT id FROM segments WHERE account = ?",
-                                               (tx.account, tx.account))}
-    keys = list({email_key(item["email"]) for item in parsed})
-    marks = ", ".join("?" for _ in keys)
-    existing = {row["email_key"]: row for row in await tx.all(
-        f"SELECT * FROM contacts WHERE account = ? AND email_key IN ({marks})", (tx.account, *keys))}
-    for item in parsed:
-        key = email_key(item["email"])
-        row = existing.get(key)
-        if row is not None and options["on_conflict"] == "skip":
-            counts["skipped"] += 1
-            continue
-        props = item.pop("properties")
-        if row is None:
-            row = {"id": tx.new_id(), "account": tx.account, "email_key": key, "first_name": None,
-                   "last_name": None, "unsubscribed": 0, **item,
-                   "properties": json.dumps(props), "created_at": tx.now_db, "updated_at": tx.now_db}
-            await tx.insert("contacts", row)
-            counts["created"] += 1
-        else:
-            current = json.loads(row["properties"])
-            changes = {**item, "properties": json.dumps({**current, **props}), "updated_at": tx.now_db}
-            await tx.update("contacts", row["id"], changes)
-            row = {**row, **changes}
-            counts["updated"] += 1
-        existing[key] = row
-        for segment_id in options["segments"]:
-            if segment_id in live:
-                await segments.join(tx, row["id"], segment_id)
-        for topic_id, subscription in options["topics"]:
-            if topic_id in live:
-                topics.record_choice(tx, row["id"], topic_id, subscription)
-
-
-def _take(text: str, position: int, mapped: dict[str, Any],
-          counts: dict[str, int]) -> tuple[list[dict[str, Any]], int]:
-    """Up to ROWS_PER_SECOND rows from `position`: the valid ones parsed (bad ones counted as failed),
-    and the position after them."""
-    parsed: list[dict[str, Any]] = []
-    taken = 0
-    for after, cells in _rows(text, position):
-        position = after
-        if _blank(cells):
-            continue
-        item = _parse_row(cells, mapped)
-        if item is None:
-            counts["failed"] += 1
-        else:
-            parsed.append(item)
-        taken += 1
-        if taken >= ROWS_PER_SECOND:
-            break
-    return parsed, position
-
-
-async def run_import(tx: Tx, job: dict[str, Any]) -> None:
-    """One step a second: the next ROWS_PER_SECOND rows; `completed` once the file is through."""
-    row = await tx.one("SELECT * FROM contact_imports WHERE account = ? AND id = ?",
-                       (tx.account, job["payload"]["import_id"]))
-    if row is None or row["status"] in ("completed", "failed"):
-        return
-    options, counts = json.loads(row["options"]), json.loads(row["counts"])
-    parsed, options["position"] = _take(row["csv"], options["position"], options["map"], counts)
-    if parsed:
-        await _apply(tx, parsed, options, counts)
-    done = not row["csv"][options["position"]:].strip()
-    await tx.update("contact_imports", row["id"], {
-        "status": "completed" if done else "in_progress", "completed_at": tx.now_db if done else None,
-        "counts": json.dumps(counts), "options": json.dumps(options),
-        **({"csv": ""} if done else {})})  # the file is not kept once it is through
-    if not done:
-        await schedule(tx, JOB, tx.now + timedelta(seconds=1), job["payload"])
 
 
 async def get_import(tx: Tx, import_id: str) -> dict[str, Any]:
@@ -337,4 +194,4 @@ OPS = [
 
 
 def install(emu: Any) -> None:
-    emu.jobs.tx_handler(JOB, run_import)
+    emu.jobs.chunked(JOB, import_steps.run_step)

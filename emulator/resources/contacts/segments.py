@@ -116,6 +116,27 @@ async def segment_contacts(tx: Tx, segment_id: str) -> list[Row]:
                         (tx.account, segment_id))
 
 
+async def segment_members_after(tx: Tx, segment_id: str, after: int, limit: int,
+                                topic_id: str | None) -> list[Row]:
+    """Up to `limit` contacts of the segment that joined after membership `after`, in joining order: each
+    contact row with `member_seq` (the cursor for the next call) and `subscription` to `topic_id` (the
+    contact's choice, else the topic's default; None without a topic)."""
+    return await tx.all(
+        "SELECT c.*, sc.seq AS member_seq, COALESCE(ct.subscription, t.default_subscription) AS subscription"
+        " FROM segment_contacts sc JOIN contacts c ON c.account = sc.account AND c.id = sc.contact_id"
+        " LEFT JOIN topics t ON t.account = sc.account AND t.id = ?"
+        " LEFT JOIN contact_topics ct"
+        " ON ct.account = sc.account AND ct.contact_id = c.id AND ct.topic_id = t.id"
+        " WHERE sc.account = ? AND sc.segment_id = ? AND sc.seq > ? ORDER BY sc.seq LIMIT ?",
+        (topic_id, tx.account, segment_id, after, limit))
+
+
+async def segment_size(tx: Tx, segment_id: str) -> int:
+    row = await tx.one("SELECT COUNT(*) AS n FROM segment_contacts WHERE account = ? AND segment_id = ?",
+                       (tx.account, segment_id))
+    return int(row["n"]) if row else 0
+
+
 _MEMBERSHIPS = ("(SELECT sc.seq AS seq, s.id AS id, s.name AS name, sc.created_at AS created_at,"
                 " sc.account AS account, sc.contact_id AS contact_id FROM segment_contacts sc"
                 " JOIN segments s ON s.account = sc.account AND s.id = sc.segment_id)")

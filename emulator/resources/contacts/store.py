@@ -55,6 +55,8 @@ TABLES = [
     "CREATE UNIQUE INDEX IF NOT EXISTS segment_contacts_pair"
     " ON segment_contacts (account, segment_id, contact_id)",
     "CREATE INDEX IF NOT EXISTS segment_contacts_contact ON segment_contacts (account, contact_id, seq)",
+    # A broadcast's fan-out walks a segment's members in joining order, a chunk at a time.
+    "CREATE INDEX IF NOT EXISTS segment_contacts_members ON segment_contacts (account, segment_id, seq)",
     """CREATE TABLE IF NOT EXISTS topics (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
         id TEXT NOT NULL UNIQUE,

@@ -100,9 +100,40 @@ async def deliver(emu: Emulator, job: Job) -> None:
     # Time spent queued behind the endpoint's other deliveries counts against this attempt's budget:
     # a hanging endpoint times its queue out in one timeout (a flush waits that long, not one per
     # delivery), and its messages retry on schedule like any timeout.
-    outcome = await _attempt(emu, plan, float(job.get("queued_for", 0.0)))
+    started = asyncio.get_running_loop().time()
+    waited = _waited(emu, plan, float(job.get("queued_for", 0.0)), started)
+    outcome = await _attempt(emu, plan, waited)
+    _remember_hang(emu, plan, outcome, started, waited)
     await _record(emu, plan, outcome)
 
+
+def _hangs(emu: Emulator) -> dict[str, float]:
+    """Endpoint (webhook id) → loop time at which its last attempt began that hung until its timeout."""
+    return emu.state.setdefault("webhook_hangs", {})  # type: ignore[no-any-return]
+
+
+def _waited(emu: Emulator, plan: Plan, queued: float, now: float) -> float:
+    """The attempt's time already spent behind the endpoint: its own time queued as a claimed job, or,
+    while the endpoint's last attempt hung, the time since that attempt began. Only some of an endpoint's
+    due deliveries are claimed at a time (core/lanes.py LANE_BACKLOG), so the rest of a queue behind a hung
+    endpoint times out at once too; an attempt a whole timeout after the hang (a retry) tries again."""
+    since = _hangs(emu).get(plan.webhook_id)
+    timeout = book(emu).timeout_ms / 1000
+    if since is None or now - since >= 2 * timeout:
+        return queued
+    return max(queued, now - since)
+
+
+def _remember_hang(emu: Emulator, plan: Plan, outcome: Outcome, started: float, waited: float) -> None:
+    """An attempt that really waited out its budget marks the endpoint hung (an injected timeout, which
+    answers at once, does not); any HTTP answer clears the mark."""
+    if outcome.status:
+        _hangs(emu).pop(plan.webhook_id, None)
+        return
+    budget = book(emu).timeout_ms / 1000 - waited
+    spent = asyncio.get_running_loop().time() - started
+    if outcome.reason == "timeout" and budget > 0 and spent >= 0.9 * budget:
+        _hangs(emu)[plan.webhook_id] = started
 
 _MESSAGE_AND_HOOK = (
     "SELECT m.*, w.endpoint, w.status AS hook_status, w.secret, w.previous_secret, w.previous_until"

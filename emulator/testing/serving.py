@@ -1,0 +1,68 @@
+"""uvicorn's server as a test handle runs it: in a thread, stopped in milliseconds rather than ~0.2 s.
+
+uvicorn notices `should_exit` on a 0.1 s poll, then waits a fixed 0.1 s for connections to finish and
+polls them every 0.1 s: fine for a service, but a test session pays it at every end (issue 28). Here
+the poll wakes as soon as the handle asks to stop, and the shutdown waits only as long as connections
+and tasks actually need (up to the graceful-shutdown timeout).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import time
+from typing import Any
+
+import uvicorn
+
+GRACE_SECONDS = 5.0
+
+
+class ThreadServer(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self._wake: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def request_stop(self) -> None:
+        """From any thread: stop serving now (the lifespan's shutdown still runs in full)."""
+        self.should_exit = True
+        if self._loop is not None and self._wake is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has already closed
+                self._loop.call_soon_threadsafe(self._wake.set)
+
+    async def main_loop(self) -> None:
+        self._loop, self._wake = asyncio.get_running_loop(), asyncio.Event()
+        counter = 0
+        # The tick still runs every 0.1 s: it refreshes the Date header once a second.
+        while not await self.on_tick(counter):
+            counter = (counter + 1) % 864_000
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), 0.1)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for server in self.servers:
+            server.close()
+        for sock in sockets or []:
+            sock.close()
+        state = self.server_state
+        for connection in list(state.connections):
+            connection.shutdown()  # idle keep-alive connections close; busy ones after their response
+        deadline = time.monotonic() + (self.config.timeout_graceful_shutdown or GRACE_SECONDS)
+        while (state.connections or state.tasks) and time.monotonic() < deadline:
+            await asyncio.sleep(0.001)
+        for task in state.tasks:
+            task.cancel(msg="the emulator is stopping")
+        for server in self.servers:
+            await server.wait_closed()
+        await self.lifespan.shutdown()
+
+
+def thread_server(app: Any) -> ThreadServer:
+    # ws="none": the emulator serves no websockets (live UI updates are SSE), and loading a websocket
+    # protocol costs uvicorn a few tens of milliseconds at start.
+    config = uvicorn.Config(app, loop="uvloop", http="httptools", ws="none", lifespan="on",
+                            log_level="error", access_log=False)
+    # uvicorn leaves signal handlers alone when it runs outside the main thread.
+    return ThreadServer(config)
