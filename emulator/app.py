@@ -49,6 +49,7 @@ from emulator.core import errors, events, jobs
 from emulator.core.config import Settings
 from emulator.core.emulator import Emulator
 from emulator.core.errors import ApiError
+from emulator.core.stdout import say
 from emulator.resources import MODULES
 from emulator.smtp import server as smtp
 
@@ -156,7 +157,7 @@ async def _write_deferred(emu: Emulator) -> None:
 
 
 def _print_line(line: str) -> None:
-    print(line, flush=True)
+    say(line + "\n")
 
 
 def _middleware(settings: Settings) -> list[Middleware]:
@@ -188,9 +189,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        await emu.open(all_ddl())
         started: list[Any] = []
         try:
+            await emu.open(all_ddl())
             for module in modules:
                 if hasattr(module, "start"):
                     await module.start(emu)

@@ -6,19 +6,24 @@ import argparse
 import asyncio
 import gc
 import os
+import signal
 import socket
 import sys
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from types import FrameType
+from typing import Any, NoReturn, TypeVar
 
-from emulator import __version__
+from emulator import __version__, preflight
 from emulator.core import clock
 from emulator.core.clock import parse_iso
-from emulator.core.config import Settings
+from emulator.core.config import Settings, StartupError
 from emulator.core.net import bind
+from emulator.core.stdout import say
 
 ENV_PREFIX = "RESEND_EMULATOR_"
+T = TypeVar("T")
 
 
 def _env(name: str) -> str | None:
@@ -72,13 +77,32 @@ def bundled_scenarios() -> list[str]:
     return sorted(path.stem for path in FIXTURES.glob("*.json"))
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with its usage errors on one line, like every other start-up error (exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _port(value: str) -> int:
+    try:
+        port = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid port: {value!r} (a number from 0 to 65535)") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"invalid port: {port} (a number from 0 to 65535)")
+    return port
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="resend-emulator",
         description="A local, stateful emulator of the Resend email API. Every flag can also be set"
                     f" with an environment variable {ENV_PREFIX}<NAME> (shown for each flag).",
         epilog="Output: a banner with the URL, SMTP ports and API key, then errors only. HTTP requests"
-               " are not logged unless --log-requests (-v) is given.",
+               " are not logged unless --log-requests (-v) is given. A start that fails prints one line"
+               " and exits with status 2 when an argument is wrong, 1 when the machine refuses (a port"
+               " in use, a permission).",
     )
     add = parser.add_argument
 
@@ -95,11 +119,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     option("--host", "HOST", "interface to listen on (default 127.0.0.1)", default="127.0.0.1")
     option("--port", "PORT", "HTTP port (default 2580; 0 picks a free port and prints it)",
-           type=int, default=2580)
+           type=_port, default=2580)
     option("--smtp-port", "SMTP_PORT", "SMTP submission port with STARTTLS (default 2587; 0 = free port)",
-           type=int, default=2587)
+           type=_port, default=2587)
     option("--smtps-port", "SMTPS_PORT", "SMTP port with implicit TLS (default 2465; 0 = free port)",
-           type=int, default=2465)
+           type=_port, default=2465)
     option("--no-smtp", "NO_SMTP", "do not start the SMTP servers", action="store_true")
     option("--smtp-auth-plaintext", "SMTP_AUTH_PLAINTEXT",
            "test switch: offer SMTP AUTH before TLS (the real relay never does)", action="store_true")
@@ -164,8 +188,6 @@ def parse_settings(argv: Sequence[str] | None = None) -> Settings:
     keys = args.api_key
     if keys is None:
         keys = [k.strip() for k in (_env("API_KEYS") or "").split(",") if k.strip()]
-    if args.port < 0 or args.port > 65535:
-        build_parser().error(f"--port must be between 0 and 65535, not {args.port}")
     for flag, value in (("--daily-quota", args.daily_quota), ("--monthly-quota", args.monthly_quota)):
         if value < 0:
             build_parser().error(f"{flag} must be 0 (no limit) or a positive number, not {value}")
@@ -183,7 +205,8 @@ def parse_settings(argv: Sequence[str] | None = None) -> Settings:
 
 
 async def serve(settings: Settings, sock: socket.socket,
-                smtp_sockets: dict[str, socket.socket] | None = None) -> None:
+                smtp_sockets: dict[str, socket.socket] | None = None) -> list[int]:
+    """Serve until SIGINT or SIGTERM; return the signals that stopped it (for `main` to re-raise)."""
     import uvicorn
 
     from emulator.app import create_app
@@ -191,21 +214,77 @@ async def serve(settings: Settings, sock: socket.socket,
     app = create_app(settings)
     # Open UI event streams would otherwise hold a shutdown for up to their 15 s reconnect period.
     config = uvicorn.Config(app, log_level="error" if settings.quiet else "warning",
-                            access_log=False, lifespan="on", ws="none", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
+                            access_log=False, lifespan="off", ws="none", timeout_graceful_shutdown=1)
     host, port = sock.getsockname()[:2]
     app.state.emu.state["http_url"] = f"http://{host}:{port}"
     app.state.emu.state["on_ready"] = on_ready
     app.state.emu.state["smtp_sockets"] = smtp_sockets or {}
-    await server.serve(sockets=[sock])
+    server = serving_server(config)
+    # The app's start and stop run here, around uvicorn, not inside it: a start that fails is then an
+    # exception `main` turns into one line (uvicorn would log a traceback and exit 3), and what did
+    # start is stopped by the lifespan on the way out.
+    ready = False
+    try:
+        async with app.router.lifespan_context(app):
+            ready = True
+            await server.serve(sockets=[sock])
+    except StartupError:
+        raise
+    except Exception as error:
+        if ready:
+            raise
+        raise StartFailed(f"{type(error).__name__}: {error}") from error
+    return list(server.caught)
+
+
+def serving_server(config: Any) -> Any:
+    """uvicorn's server, except that SIGINT/SIGTERM only stop it and are kept in `caught`: uvicorn
+    re-raises them as soon as it stopped serving, which would end the process before the app's own
+    shutdown (run after it); `main` re-raises them once that is done."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        def __init__(self, config: uvicorn.Config) -> None:
+            super().__init__(config)
+            self.caught: list[int] = []
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            self.caught.append(sig)
+            super().handle_exit(sig, frame)
+
+        @contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+    return Server(config)
+
+
+class StartFailed(Exception):
+    """Something unforeseen stopped the start (a StartupError is the foreseen kind)."""
 
 
 def bind_smtp(settings: Settings) -> dict[str, socket.socket]:
     """SMTP ports bound like the HTTP one (a busy port is one clear line); the app's lifespan serves them."""
     if not settings.smtp:
         return {}
-    return {name: bind(settings.host, port)
-            for name, port in (("smtp", settings.smtp_port), ("smtps", settings.smtps_port))}
+    sockets: dict[str, socket.socket] = {}
+    try:
+        for name, port in (("smtp", settings.smtp_port), ("smtps", settings.smtps_port)):
+            sockets[name] = bind(settings.host, port, f"--{name}-port", "--no-smtp")
+    except StartupError:
+        close_all(sockets.values())
+        raise
+    return sockets
+
+
+def close_all(sockets: Iterable[socket.socket]) -> None:
+    for sock in sockets:
+        sock.close()
 
 
 def on_ready(emu: Any) -> None:
@@ -218,8 +297,10 @@ def print_banner(emu: Any) -> None:
     for name, port in emu.state.get("smtp_ports", {}).items():
         lines.append(f"  {name} on {emu.settings.host}:{port}")
     lines.append(f"  API key: {', '.join(emu.settings.provisioned_keys)}")
+    if "scenario_summary" in emu.state:
+        lines.append(f"  {emu.state['scenario_summary']}")
     lines.append(f"  outbox UI: {emu.state['http_url']}/_emulator/ui/")
-    print("\n".join(lines), flush=True)
+    say("\n".join(lines) + "\n")
 
 
 def tune_for_serving() -> None:
@@ -233,41 +314,40 @@ def tune_for_serving() -> None:
     gc.set_threshold(20_000, 20, 20)
 
 
-def run_loop(main_coroutine: Coroutine[Any, Any, None]) -> None:
+def run_loop(main_coroutine: Coroutine[Any, Any, T]) -> T:
     """uvloop when installed (uvicorn[standard] brings it): about twice the requests per second."""
     try:
         import uvloop
     except ImportError:
-        asyncio.run(main_coroutine)
-        return
-    uvloop.run(main_coroutine)
+        return asyncio.run(main_coroutine)
+    return uvloop.run(main_coroutine)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     settings = parse_settings(argv)
-    if settings.seed_file:
-        _check_seed_file(settings.seed_file)
-    sock = bind(settings.host, settings.port)
-    smtp_sockets = bind_smtp(settings)
+    sockets: list[socket.socket] = []
     try:
-        run_loop(serve(settings, sock, smtp_sockets))
+        preflight.check(settings)
+        sockets.append(bind(settings.host, settings.port))
+        smtp_sockets = bind_smtp(settings)
+        sockets += smtp_sockets.values()
+        caught = run_loop(serve(settings, sockets[0], smtp_sockets))
+        close_all(sockets)
+        for sig in caught:  # the exit status says what stopped it: SIGTERM → -15, SIGINT → 0 (below)
+            signal.raise_signal(sig)
     except KeyboardInterrupt:
         pass
-    except SystemExit as exc:
-        if exc.code not in (None, 0):
-            print(f"resend-emulator: {exc.code}", file=sys.stderr)
-        raise
+    except StartupError as error:
+        fail(str(error), error.exit_code)
+    except StartFailed as error:
+        fail(f"could not start: {error}", 1)
+    finally:
+        close_all(sockets)
 
 
-def _check_seed_file(path: str) -> None:
-    """A missing or malformed scenario is one line before anything starts, not a startup traceback."""
-    from emulator.control.scenarios import read
-    from emulator.core.errors import ApiError
-
-    try:
-        read(path)
-    except ApiError as error:
-        raise SystemExit(f"resend-emulator: --scenario {path}: {error.message}") from None
+def fail(message: str, code: int) -> NoReturn:
+    print(f"resend-emulator: {message}", file=sys.stderr, flush=True)
+    raise SystemExit(code)
 
 
 if __name__ == "__main__":

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
@@ -21,6 +25,60 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser
 
     from tests.webhooks_helpers import Receiver
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test that needs Chromium or Node.js fails, naming the command that installs it, when it is
+    missing: the suite never skips in silence (README: Before you start; .ci/run installs both)."""
+    for marker, missing in (("browser", missing_chromium), ("node", missing_node)):
+        if item.get_closest_marker(marker) is not None:
+            reason = missing()
+            if reason:
+                pytest.fail(reason, pytrace=False)
+    if item.get_closest_marker("browser") is not None:
+        from playwright.sync_api import expect
+
+        # Playwright's assertions retry for 5 s by default; a page on a loaded 2-core machine under
+        # `pytest -n 2` can take longer to settle. A passing assertion still returns as soon as it holds.
+        expect.set_options(timeout=BROWSER_EXPECT_MS)
+
+
+def missing_chromium() -> str | None:
+    if Path(CHROMIUM).exists():
+        return None
+    return f"Chromium is not installed at {CHROMIUM}: run `{install('chromium')}` (as .ci/run does)"
+
+
+@cache
+def missing_node() -> str | None:
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        return f"Node.js and npm are not installed: run `{install('nodejs npm')}` (as .ci/run does)"
+    version = subprocess.run([node, "--version"], capture_output=True, text=True, check=False).stdout.strip()
+    if int(version.lstrip("v").split(".")[0] or 0) < NODE_MAJOR:
+        return f"Node.js {version} is too old: the Node tests need {NODE_MAJOR} or newer"
+    return None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A skip anywhere (a `skipif`, an `importorskip`) is reported as a failure with its reason."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"{reason} (this suite does not skip tests: install what is missing, see make test)"
+
+
+CHROMIUM = "/usr/bin/chromium"
+BROWSER_EXPECT_MS = 20_000
+NODE_MAJOR = 20
+
+
+def install(packages: str) -> str:
+    sudo = "" if os.geteuid() == 0 else "sudo "
+    return f"{sudo}apt-get update && {sudo}apt-get install -y {packages}"
+
 
 KEY = "re_test_123"
 AUTH = {"Authorization": f"Bearer {KEY}"}

@@ -1,85 +1,53 @@
-"""Every fenced shell and Python example of the README runs, against a live emulator started here.
+"""Every fenced example of the README runs, against a live emulator started here.
 
 Each example is dispatched on what it is: commands that would install into this environment run with
-`--dry-run`, `make` targets that serve forever or run this very suite run as `make -n`, the emulator
-command starts a real server on a free port (examples then talk to that port). A command or a file
-nobody knows how to run fails the test: an example is never skipped silently.
+`--dry-run` (or `apt-get --simulate`), `make` targets that serve forever or run this very suite run as
+`make -n`, the emulator command starts a real server on free ports (examples then talk to that port).
+The Node recipe and Resend's CLI and MCP server run in tests/test_readme_node.py. A block nobody knows
+how to run fails a test: an example is never skipped.
 """
 
 from __future__ import annotations
 
+import ast
+import json
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
-import tomllib
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
+from emulator.cli import build_parser
+from tests.readme_helpers import (
+    BLOCKS,
+    CLONE_PLACEHOLDER,
+    EMAIL_ID,
+    EXAMPLES,
+    OUTPUT_LANGUAGES,
+    README,
+    README_URL,
+    ROOT,
+    SPECIAL,
+    VERSION,
+    clean_env,
+    cli,
+    commands,
+    quick_start_command,
+    shell,
+)
 from tests.source_tree import source_copy
-
-ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text()
-FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.M | re.S)
-EXAMPLES = [(lang, body) for lang, body in FENCE.findall(README) if lang in {"sh", "python"}]
-BIN = Path(sys.executable).parent
-CLONE_PLACEHOLDER = "/path/to/resend-emulator"
-EMAIL_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-
-
-def clean_env() -> dict[str, str]:
-    """The environment of a new shell: no emulator variables left over from this test session."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("RESEND_", "PYTEST_"))}
-    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
-    return env
-
-
-def commands(body: str) -> list[str]:
-    lines = (line.split(" #")[0].strip() for line in body.splitlines())
-    return [line for line in lines if line and not line.startswith("#")]
-
-
-@contextmanager
-def cli(command: str) -> Iterator[str]:
-    """The README's `resend-emulator ...` line, on free ports; yields the URL it prints."""
-    args = shlex.split(command.rstrip("&").strip())
-    assert args[0] == "resend-emulator"
-    for flag in ("--port", "--smtp-port", "--smtps-port"):
-        if flag in args:
-            args[args.index(flag) + 1] = "0"
-        elif flag != "--port" and "--no-smtp" not in args:
-            args += [flag, "0"]
-    process = subprocess.Popen([str(BIN / "resend-emulator"), *args[1:]], stdout=subprocess.PIPE, text=True,
-                               env=clean_env())
-    try:
-        assert process.stdout is not None
-        first = process.stdout.readline()
-        assert first.startswith("resend-emulator listening on http://127.0.0.1:"), first
-        yield first.split()[-1]
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")
 def live() -> Iterator[str]:
-    """The emulator the quick start tells a newcomer to start (its first `resend-emulator` example)."""
-    lines = (line for _, body in EXAMPLES for line in commands(body))
-    start = next(line for line in lines if line.startswith("resend-emulator"))
-    with cli(start) as url:
+    with cli(quick_start_command()) as url:
         yield url
-
-
-def shell(line: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", "-ec", line], cwd=cwd, env=clean_env(), capture_output=True, text=True,
-                          timeout=300)
 
 
 def run_command(line: str, tmp_path: Path) -> None:
@@ -94,9 +62,11 @@ def run_command(line: str, tmp_path: Path) -> None:
     elif words[:2] == ["pip", "wheel"]:
         result = shell(f"python -m {line}", tmp_path)
     elif words[:2] == ["npm", "install"]:
-        if shutil.which("npm") is None:
-            pytest.skip("npm is not installed: the README's `npm install` line cannot be checked")
-        result = shell(f"npm install --dry-run --no-audit --no-fund {shlex.join(words[2:])}", tmp_path)
+        result = shell(f"npm install --dry-run --prefer-offline --no-audit --no-fund {shlex.join(words[2:])}",
+                       tmp_path)
+    elif words[:2] == ["sudo", "apt-get"] and words[2] == "install":
+        # What it installs must be Debian packages: simulated, nothing changes.
+        result = shell(f"apt-get install --simulate {shlex.join(words[3:])}", tmp_path)
     elif words[0] == "resend-emulator":
         with cli(line) as url:
             assert httpx.get(f"{url}/_emulator/health").json()["status"] == "ok"
@@ -106,8 +76,11 @@ def run_command(line: str, tmp_path: Path) -> None:
     assert result.returncode == 0, f"{line}\n{result.stdout}\n{result.stderr}"
 
 
-def run_shell_block(body: str, tmp_path: Path) -> None:
+def run_shell_block(body: str, tmp_path: Path, url: str) -> None:
     lines = commands(body)
+    if lines[0].startswith("curl "):
+        run_curl_block(body, url, tmp_path)
+        return
     if lines[0].startswith("python3 -m venv"):
         # A virtualenv is made in a scratch folder, then proven active.
         probe = "python -c 'import sys; assert sys.prefix != sys.base_prefix, sys.prefix'"
@@ -132,11 +105,15 @@ def run_python(body: str, url: str, tmp_path: Path) -> subprocess.CompletedProce
         (tmp_path / "test_probe.py").write_text(CONFTEST_PROBE)
         return pytest_in(tmp_path, expect_passed=1)
     script = tmp_path / "example.py"
-    script.write_text(body.replace("http://127.0.0.1:2580", url))
+    script.write_text(body.replace(README_URL, url))
     result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=clean_env(),
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     return result
+
+
+def example_id(example: tuple[str, str]) -> str:
+    return f"{example[0]}: {example[1].splitlines()[0][:50]}"
 
 
 # What the README's conftest.py promises: frozen clock, the basic scenario, strict domains, no env vars.
@@ -166,22 +143,71 @@ def pytest_in(folder: Path, expect_passed: int) -> subprocess.CompletedProcess[s
     return result
 
 
-def example_id(example: tuple[str, str]) -> str:
-    return f"{example[0]}: {example[1].splitlines()[0][:50]}"
+def run_curl_block(body: str, url: str, tmp_path: Path) -> None:
+    """The control-plane walk-through, as one shell script: freeze, send, advance, read, reset."""
+    result = shell(body.replace(README_URL, url), tmp_path)
+    assert result.returncode == 0, result.stderr
+    answers = json_documents(result.stdout)
+    assert len(answers) == len(commands(body.replace("\\\n", " "))), result.stdout  # one per curl
+    [outbox] = [answer for answer in answers if answer.get("object") == "list"]
+    [mail] = outbox["data"]
+    assert (mail["subject"], mail["last_event"]) == ("Hi from curl", "delivered")  # 5 s later on the clock
+    assert answers[-1] == {"reset": True}
+    assert httpx.get(f"{url}/_emulator/outbox", params={"subject": "Hi from curl"}).json()["data"] == []
+
+
+def json_documents(text: str) -> list[Any]:
+    decoder, documents, at = json.JSONDecoder(), [], 0
+    while at < len(text):
+        if text[at].isspace():
+            at += 1
+            continue
+        document, at = decoder.raw_decode(text, at)
+        documents.append(document)
+    return documents
 
 
 def test_the_readme_has_the_examples_a_newcomer_needs() -> None:
     lines = [line for _, body in EXAMPLES for line in commands(body)]
     for needed in ("python3 -m venv .venv", "make run", "make test", "pip install resend",
-                   "npm install resend", f"pip install {CLONE_PLACEHOLDER}"):
+                   "npm install resend", f"pip install {CLONE_PLACEHOLDER}",
+                   "sudo apt-get install -y chromium"):
         assert needed in lines, needed
     assert "Python 3.11 or newer" in README
+    for kind in SPECIAL:
+        assert any(kind(lang, body) for lang, body in BLOCKS), kind.__name__
+
+
+def test_every_block_has_a_runner() -> None:
+    runnable = {"sh", "python", "js", "json"}
+    for lang, body in BLOCKS:
+        assert lang in runnable | OUTPUT_LANGUAGES, f"no runner for a ```{lang} block:\n{body[:200]}"
+        if lang in {"js", "json"}:
+            assert any(kind(lang, body) for kind in SPECIAL), f"no runner for:\n{body[:200]}"
+
+
+def test_every_python_example_says_what_to_install() -> None:
+    """Each third-party module an example imports is named by a `pip install` line of the README."""
+    installed = {name for line in re.findall(r"pip install ([\w .-]+)", README) for name in line.split()}
+    for lang, body in BLOCKS:
+        if lang == "python":
+            missing = third_party_imports(body) - installed
+            assert not missing, f"the README never says `pip install {' '.join(missing)}` for:\n{body[:300]}"
+
+
+def third_party_imports(body: str) -> set[str]:
+    tree = ast.parse(body)
+    names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    names |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    tops = {name.split(".")[0] for name in names}
+    # pytest examples run under pytest; `emulator` is this package.
+    return {name for name in tops if name not in sys.stdlib_module_names | {"pytest", "emulator"}}
 
 
 @pytest.mark.parametrize(("lang", "body"), EXAMPLES, ids=[example_id(e) for e in EXAMPLES])
 def test_readme_example_runs(lang: str, body: str, live: str, tmp_path: Path) -> None:
     if lang == "sh":
-        run_shell_block(body, tmp_path)
+        run_shell_block(body, tmp_path, live)
         return
     result = run_python(body, live, tmp_path)
     if "print(sent[\"id\"])" in body:
@@ -189,3 +215,29 @@ def test_readme_example_runs(lang: str, body: str, live: str, tmp_path: Path) ->
         email_id = result.stdout.strip()
         assert EMAIL_ID.match(email_id), email_id
         assert httpx.get(f"{live}/_emulator/outbox/{email_id}").json()["subject"] == "Hello"
+    if "smtplib" in body:
+        [mail] = httpx.get(f"{live}/_emulator/outbox", params={"subject": "Over SMTP"}).json()["data"]
+        assert (mail["from"], mail["to"]) == ("Acme <hello@acme.dev>", ["ada@lovelace.dev"])
+        assert mail["source"] == "smtp"
+
+
+def test_the_flag_table_lists_every_flag_help_shows() -> None:
+    section = README[README.index("## Command line"):README.index("## Control plane")]
+    in_table = {flag for row in section.splitlines() if row.startswith("| `")
+                for flag in re.findall(r"`(--?[a-z][a-z-]*)(?: [^`]*)?`", row.split(" | ")[0])}
+    in_help = {flag for action in build_parser()._actions for flag in action.option_strings}
+    assert in_table == in_help
+
+
+def test_make_run_installs_only_when_pyproject_is_newer_than_the_last_install(tmp_path: Path) -> None:
+    stamp = tmp_path / ".resend-emulator-installed"
+
+    def planned() -> str:
+        return shell(f"make --no-print-directory -n run PREFIX={tmp_path}", ROOT).stdout
+
+    assert "pip install" in planned()  # never installed into this environment
+    stamp.touch()
+    os.utime(stamp, (os.stat(ROOT / "pyproject.toml").st_mtime + 10,) * 2)
+    assert planned().splitlines() == ["python3 -m emulator "]
+    os.utime(stamp, (os.stat(ROOT / "pyproject.toml").st_mtime - 10,) * 2)
+    assert "pip install -q -e ." in planned()

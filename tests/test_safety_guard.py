@@ -83,7 +83,6 @@ def _state(api: httpx.Client, snapshot: Path) -> dict[str, Any]:
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed")
 @pytest.mark.parametrize("existing", [False, True], ids=["new-file", "existing-file"])
 def test_a_page_on_another_local_origin_cannot_drive_the_control_plane(
         api: httpx.Client, server: EmulatorServer, tmp_path: Path, existing: bool) -> None:

@@ -12,22 +12,24 @@ from starlette.testclient import TestClient
 
 from tests.emails_helpers import email
 
-GENEROUS = 2.0  # seconds: the defects took 8–35 s; timings on a shared 2-core machine are noisy
+# Seconds of this process's CPU time (all threads, the in-process server's included): the defects burnt
+# 8–35 s. CPU time, not wall time, so a loaded machine (other processes' time) does not count.
+GENEROUS = 2.0
 
 
 def test_a_100_kb_from_of_spaces_is_refused_at_once(client: TestClient) -> None:
     for hostile in (" " * 100_000, "a" + " " * 100_000 + "<x@y.dev", "Name" + " " * 100_000 + "<nope>"):
-        started = time.perf_counter()
+        started = time.process_time()
         response = client.post("/emails", json=email(**{"from": hostile}))
-        assert time.perf_counter() - started < GENEROUS
+        assert time.process_time() - started < GENEROUS
         assert (response.status_code, response.json()["name"]) == (422, "validation_error")
 
 
 def test_a_long_run_of_spaces_in_img_src_does_not_stall_the_message_page(client: TestClient) -> None:
     sent = client.post("/emails", json=email(html="<img src=" + " " * 32_000 + "x>"))
-    started = time.perf_counter()
+    started = time.process_time()
     page = client.get(f"/_emulator/ui/messages/{sent.json()['id']}")
-    assert time.perf_counter() - started < GENEROUS
+    assert time.process_time() - started < GENEROUS
     assert page.status_code == 200
 
 

@@ -24,7 +24,7 @@ from tests.ui_helpers import running_server
 ATTACHMENT = {"filename": "a.txt", "content": "aGVsbG8="}
 
 
-def _eventually(check: Callable[[], bool], limit: float = 5.0) -> None:
+def _eventually(check: Callable[[], bool], limit: float = 15.0) -> None:
     """The prune runs in the background (every 0.5 s, and at once when the clock moves)."""
     deadline = time.monotonic() + limit
     while not check():

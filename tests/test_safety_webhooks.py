@@ -55,8 +55,9 @@ def test_a_hanging_receiver_does_not_delay_a_healthy_one(api: httpx.Client,
     _subscribe(api, hanging, healthy)
     for index in range(EVENTS):
         assert api.post("/contacts", json={"email": f"c{index}@acme.dev"}).status_code == 201
-        # Each event is due the moment its contact is created: the healthy receiver has it within 1 s.
-        assert _wait_for(healthy, index + 1, 5.0) < 1.0, index
+        # Each event is due the moment its contact is created: the healthy receiver has it in well under
+        # the hanging receiver's 15 s timeout (5 s: slack for a loaded machine).
+        assert _wait_for(healthy, index + 1, 10.0) < 5.0, index
     assert len({item.json["data"]["email"] for item in healthy.received}) == EVENTS
     assert hanging.received == []  # it never answered anything
 
@@ -71,5 +72,5 @@ def test_flush_with_a_hanging_receiver_takes_about_one_timeout(api: httpx.Client
         assert api.post("/contacts", json={"email": f"f{index}@acme.dev"}).status_code == 201
     assert api.post("/_emulator/webhooks/flush").json() == {"flushed": True}
     # About one timeout (2 s) plus slack for a loaded machine; one per queued delivery would be 20 s.
-    assert time.monotonic() - started < 4.0
+    assert time.monotonic() - started < 8.0
     assert len(healthy.received) == EVENTS and hanging.received == []

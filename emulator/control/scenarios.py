@@ -42,7 +42,7 @@ from emulator.api.auth import FULL_ACCESS, SENDING_ACCESS, Credential, account_o
 from emulator.api.ops import emulator_of, json_response
 from emulator.control.base import PREFIX, body_of
 from emulator.control.fields import OBJECT, STRING, Spec
-from emulator.core.config import DEFAULT_ACCOUNT
+from emulator.core.config import DEFAULT_ACCOUNT, StartupError
 from emulator.core.errors import ApiError, invalid
 from emulator.resources import api_keys, contacts
 from emulator.resources.contacts import properties, segments, topics
@@ -264,11 +264,40 @@ async def load_route(request: Request) -> Response:
 
 
 async def start(emu: Emulator) -> None:
-    if emu.settings.seed_file:
-        try:
-            await load(emu, read(emu.settings.seed_file))
-        except ApiError as error:
-            raise SystemExit(f"--scenario {emu.settings.seed_file}: {error.message}") from None
+    source = emu.settings.seed_file
+    if not source:
+        return
+    before = await _counts(emu)
+    try:
+        await load(emu, read(source))
+    except ApiError as error:
+        raise StartupError("--scenario", source, error.message,
+                           "give a bundled scenario's name or a JSON scenario file") from None
+    after = await _counts(emu)
+    loaded = [_noun(after[table] - before[table], *names) for table, *names in COUNTED
+              if after[table] > before[table]]
+    # What the banner says the scenario brought: rows counted, so it cannot drift from the fixtures.
+    emu.state["scenario_summary"] = f"scenario {source}: {', '.join(loaded) or 'nothing loaded'}"
+
+
+COUNTED = [("emails", "email", "emails"), ("domains", "domain", "domains"),
+           ("contacts", "contact", "contacts"), ("segments", "segment", "segments"),
+           ("topics", "topic", "topics"), ("contact_properties", "contact property", "contact properties"),
+           ("templates", "template", "templates"), ("webhooks", "webhook", "webhooks"),
+           ("api_keys", "API key", "API keys")]
+
+
+async def _counts(emu: Emulator) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    async with emu.transaction() as tx:
+        for table, *_ in COUNTED:
+            row = await tx.one(f"SELECT COUNT(*) AS n FROM {table}")
+            counts[table] = int(row["n"]) if row else 0
+    return counts
+
+
+def _noun(count: int, singular: str, plural: str) -> str:
+    return f"{count} {singular if count == 1 else plural}"
 
 
 async def reset_and_reload(emu: Emulator) -> None:

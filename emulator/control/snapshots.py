@@ -33,6 +33,7 @@ from emulator.api.auth import keyring
 from emulator.api.ops import emulator_of, json_response
 from emulator.control.base import PREFIX, body_of
 from emulator.control.fields import STRING
+from emulator.core.config import StartupError
 from emulator.core.errors import ApiError, invalid
 from emulator.core.ids import ACCOUNT_COUNTER_PREFIX
 from emulator.resources import api_keys
@@ -240,8 +241,13 @@ async def restore_route(request: Request) -> Response:
 
 
 async def start(emu: Emulator) -> None:
-    if emu.settings.restore:
-        await restore(emu, os.path.abspath(emu.settings.restore))
+    source = emu.settings.restore
+    if source:
+        try:
+            await restore(emu, os.path.abspath(source))
+        except ApiError as error:
+            raise StartupError("--restore", source, error.message,
+                               "give a file written by POST /_emulator/snapshot/save") from None
 
 
 ROUTES = [

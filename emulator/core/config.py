@@ -9,6 +9,17 @@ DEFAULT_API_KEY = "re_emulator_default_key"
 DEFAULT_ACCOUNT = "default"
 
 
+class StartupError(Exception):
+    """A setting the emulator cannot start with. Its text is the one line the command prints: the flag,
+    its value, what is wrong and what to do. A wrong argument exits 2 (as argparse's usage errors do);
+    a machine that refuses a sound one (a port in use, a permission) exits 1."""
+
+    def __init__(self, flag: str, value: object, problem: str, advice: str, *, usage: bool = True) -> None:
+        super().__init__(f"{flag} {value}: {problem} ({advice})")
+        self.flag = flag
+        self.exit_code = 2 if usage else 1
+
+
 @dataclass
 class Settings:
     host: str = "127.0.0.1"

@@ -1,12 +1,18 @@
-"""Binding listening sockets: a port in use is one clear line (SystemExit), not a traceback."""
+"""Binding listening sockets: a port in use is one clear line (a StartupError), not a traceback."""
 
 from __future__ import annotations
 
+import errno
 import socket
 
+from emulator.core.config import StartupError
 
-def bind(host: str, port: int) -> socket.socket:
-    """Bind before serving, so a port in use is one clear line and port 0 is known."""
+FREE_PORT = "0 picks a free one"  # said after a colon: the line's advice is already in parentheses
+
+
+def bind(host: str, port: int, flag: str = "--port", alternative: str = "") -> socket.socket:
+    """Bind before serving, so a port in use is one clear line and port 0 is known. `flag` names the
+    port's option in that line; `alternative` is one more way out (`--no-smtp` for the SMTP ports)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -14,7 +20,28 @@ def bind(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise SystemExit(f"resend-emulator: cannot listen on {host}:{port}: {exc.strerror}") from None
+        raise _refusal(exc, host, port, flag, alternative) from None
     sock.listen(2048)
     sock.set_inheritable(True)
     return sock
+
+
+def _refusal(exc: OSError, host: str, port: int, flag: str, alternative: str) -> StartupError:
+    ways = f"; or give {alternative}" if alternative else ""
+    if isinstance(exc, socket.gaierror):
+        return StartupError("--host", host, f"cannot listen on it: {exc.strerror}",
+                            "give an address or name of this machine, e.g. 127.0.0.1")
+    if exc.errno == errno.EADDRINUSE:
+        return StartupError(flag, port, f"cannot listen on {host}:{port}: the port is already in use",
+                            f"stop what listens there, or choose another port: {FREE_PORT}{ways}",
+                            usage=False)
+    if exc.errno == errno.EACCES:
+        return StartupError(flag, port, f"cannot listen on {host}:{port}: permission denied",
+                            f"ports below 1024 need root, so choose a higher one: {FREE_PORT}{ways}",
+                            usage=False)
+    if exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
+        return StartupError("--host", host, f"cannot listen on it: {exc.strerror}",
+                            "give an address of this machine: 127.0.0.1, or 0.0.0.0 for every interface",
+                            usage=False)
+    return StartupError(flag, port, f"cannot listen on {host}:{port}: {exc.strerror}",
+                        f"choose another port: {FREE_PORT}{ways}", usage=False)

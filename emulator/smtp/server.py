@@ -14,6 +14,7 @@ import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from emulator.core.config import StartupError
 from emulator.core.net import bind
 from emulator.smtp import tls
 from emulator.smtp.policy import HOSTNAME, IDENT, MAX_MESSAGE_BYTES, MAX_RECIPIENTS, USERNAME
@@ -57,9 +58,10 @@ def _credentials(emu: Emulator) -> tuple[tls.Credentials, bool]:
     settings = emu.settings
     if settings.tls_cert and settings.tls_key:
         cert, key = settings.tls_cert, settings.tls_key
-        return tls.Credentials(lambda: tls.load(cert, key)), True
+        return tls.Credentials(lambda: tls.load(cert, key), source=cert), True
     if settings.tls_cert or settings.tls_key:
-        raise SystemExit("--tls-cert and --tls-key must be given together")
+        given = ("--tls-cert", settings.tls_cert) if settings.tls_cert else ("--tls-key", settings.tls_key)
+        raise StartupError(*given, "--tls-cert and --tls-key go together", "give both, or neither")
     return tls.Credentials(lambda: tls.self_signed(settings.host)), False
 
 
@@ -75,7 +77,7 @@ async def start(emu: Emulator) -> None:
     ports = {"smtp": emu.settings.smtp_port, "smtps": emu.settings.smtps_port}
     try:
         for name, port in ports.items():
-            sock = sockets.get(name) or bind(emu.settings.host, port)
+            sock = sockets.get(name) or bind(emu.settings.host, port, f"--{name}-port", "--no-smtp")
             sessions: weakref.WeakSet[SMTP] = weakref.WeakSet()
             implicit = name == "smtps"
             server = await asyncio.get_running_loop().create_server(

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from emulator.core.config import StartupError
+
 if TYPE_CHECKING:
     from cryptography import x509
 
@@ -74,18 +76,25 @@ def _alt_name(host: str) -> x509.GeneralName:
 
 
 def load(cert_path: str, key_path: str) -> Certificate:
+    return Certificate(_read("--tls-cert", cert_path), _read("--tls-key", key_path))
+
+
+def _read(flag: str, path: str) -> bytes:
     try:
-        with open(cert_path, "rb") as cert_file, open(key_path, "rb") as key_file:
-            return Certificate(cert_file.read(), key_file.read())
+        with open(path, "rb") as file:
+            return file.read()
     except OSError as exc:
-        raise SystemExit(f"cannot read TLS certificate/key: {exc.filename}: {exc.strerror}") from None
+        missing = isinstance(exc, (FileNotFoundError, IsADirectoryError))
+        raise StartupError(flag, path, f"cannot read it: {exc.strerror}",
+                           "give a readable PEM file", usage=missing) from None
 
 
 class Credentials:
     """The certificate and key the SMTP servers present, read or made once, on first use."""
 
-    def __init__(self, make: Callable[[], Certificate]) -> None:
+    def __init__(self, make: Callable[[], Certificate], source: str = "(self-signed)") -> None:
         self._make = make
+        self.source = source  # the certificate file named in errors
         self._made: Certificate | None = None
         self._lock = threading.Lock()  # the loop's handshake and a test thread may ask at once
 
@@ -108,7 +117,10 @@ class Credentials:
             try:
                 context.load_cert_chain(cert_path, key_path)
             except ssl.SSLError as exc:
-                raise SystemExit(f"invalid TLS certificate/key: {exc.reason or exc}") from None
+                raise StartupError("--tls-cert", self.source,
+                                   f"not a usable certificate and key: {exc.reason or exc}",
+                                   "give a PEM certificate, and its PEM private key with --tls-key"
+                                   ) from None
 
 
 class ServerContext(ssl.SSLContext):

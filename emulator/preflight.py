@@ -1,0 +1,123 @@
+"""What the command line checks before it starts anything: every flag that names a file, a folder or a
+scenario. A mistake is then one line naming the flag, the value and what to do, not a traceback from
+deep inside the start (or, for a file that is not SQLite, a start that never ends)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+from emulator.core.config import Settings, StartupError
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+IN_MEMORY = ("", ":memory:")
+
+
+def check(settings: Settings) -> None:
+    """Raise a StartupError for the first flag the emulator could not start with."""
+    if settings.db not in IN_MEMORY and not settings.db.startswith("file:"):
+        check_db(settings.db)
+    if settings.restore:
+        check_restore(settings.restore)
+    if settings.snapshot_dir:
+        check_snapshot_dir(settings.snapshot_dir)
+    if settings.seed_file:
+        check_scenario(settings.seed_file)
+    if settings.smtp:
+        check_tls(settings.tls_cert, settings.tls_key)
+
+
+def check_db(value: str) -> None:
+    path = Path(value)
+    if path.is_dir():
+        raise StartupError("--db", value, "is a folder",
+                           f"give a file path, e.g. --db {path / 'emulator.db'}")
+    folder = path.parent
+    if not folder.is_dir():
+        raise StartupError("--db", value, f"the folder {folder} does not exist",
+                           f"create it first: mkdir -p {folder}")
+    if path.exists() and not _is_sqlite(path):
+        raise StartupError("--db", value, "not an SQLite database", "use a new file name, or delete it")
+    # SQLite also writes `-wal` and `-shm` files beside the database, so the folder must be writable too.
+    for target in (path, folder):
+        if target.exists() and not os.access(target, os.W_OK):
+            raise StartupError("--db", value, f"cannot write to {target}: permission denied",
+                               "give a path in a folder you can write to", usage=False)
+    _probe(value)
+
+
+def _is_sqlite(path: Path) -> bool:
+    """An empty file is fine (SQLite makes it a database); anything else must start with SQLite's header."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise StartupError("--db", path, f"cannot read it: {exc.strerror}",
+                           "give a file you can read and write", usage=False) from None
+    return head in (b"", SQLITE_HEADER)
+
+
+def _probe(value: str) -> None:
+    """Open the file and take a write lock, as the emulator will: what the checks above cannot foresee
+    (a read-only file system, a lock held by another program, a damaged file) is caught here."""
+    try:
+        with closing(sqlite3.connect(value, timeout=1)) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            conn.execute("ROLLBACK")
+    except sqlite3.DatabaseError as exc:
+        busy = "locked" in str(exc)
+        raise StartupError("--db", value, f"SQLite cannot use it: {exc}",
+                           "stop the other emulator using it, or give another file" if busy
+                           else "give a new file name", usage=False) from None
+
+
+def check_restore(value: str) -> None:
+    from emulator.control.snapshots import is_snapshot
+
+    path = Path(value)
+    if not path.exists():
+        raise StartupError("--restore", value, "no such file",
+                           "give a file written by POST /_emulator/snapshot/save")
+    if not os.access(path, os.R_OK):
+        raise StartupError("--restore", value, "cannot read it: permission denied",
+                           "give a snapshot file you can read", usage=False)
+    if not is_snapshot(path):
+        raise StartupError("--restore", value, "not an emulator snapshot",
+                           "give a file written by POST /_emulator/snapshot/save")
+
+
+def check_snapshot_dir(value: str) -> None:
+    path = Path(value)
+    if not path.exists():
+        raise StartupError("--snapshot-dir", value, "no such folder", f"create it first: mkdir -p {path}")
+    if not path.is_dir():
+        raise StartupError("--snapshot-dir", value, "not a folder", "give the folder snapshots go in")
+
+
+def check_scenario(value: str) -> None:
+    from emulator.control.scenarios import read
+    from emulator.core.errors import ApiError
+
+    try:
+        read(value)
+    except ApiError as error:
+        raise StartupError("--scenario", value, error.message,
+                           "give a bundled scenario's name or a JSON scenario file") from None
+
+
+def check_tls(cert: str | None, key: str | None) -> None:
+    """Both files or neither, each readable; whether they parse is checked when SMTP starts."""
+    if bool(cert) != bool(key):
+        flag, value = ("--tls-cert", cert) if cert else ("--tls-key", key)
+        raise StartupError(flag, value, "--tls-cert and --tls-key go together", "give both, or neither")
+    for flag, value in (("--tls-cert", cert), ("--tls-key", key)):
+        if value is None:
+            continue
+        if not Path(value).is_file():
+            raise StartupError(flag, value, "no such file", "give the path of a PEM file")
+        if not os.access(value, os.R_OK):
+            raise StartupError(flag, value, "cannot read it: permission denied",
+                               "give a PEM file you can read", usage=False)
