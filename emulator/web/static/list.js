@@ -59,14 +59,16 @@
     }
     if (refreshing) { again = true; return; }
     refreshing = true;
-    var known = {};
-    rows().forEach(function (r) { known[r.dataset.id] = true; });
-    var selected = document.querySelector("#rows tr.row.selected");
-    var selectedId = selected ? selected.dataset.id : null;
     fetch(body.dataset.liveRows, { credentials: "same-origin", cache: "no-store" })
       .then(function (response) { return response.ok ? response.json() : null; })
       .then(function (data) {
         if (!data) return;
+        // Read what is shown and highlighted now, not when the fetch began: a key pressed meanwhile
+        // (j, k) moved the highlight, and restoring the older one would undo it.
+        var known = {};
+        rows().forEach(function (r) { known[r.dataset.id] = true; });
+        var selected = document.querySelector("#rows tr.row.selected");
+        var selectedId = selected ? selected.dataset.id : null;
         // The fragment comes from our own server-side templates (every value escaped there).
         document.getElementById("rows").innerHTML = data.rows;
         var total = document.getElementById("total");
