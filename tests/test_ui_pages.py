@@ -269,6 +269,11 @@ def test_received_mail_has_its_own_tab(client: TestClient) -> None:
     raw = client.get(f"{UI}/received/{received_id}/raw.eml")
     assert email.message_from_bytes(raw.content, policy=policy.default)["Subject"] == "Need <help>"
     assert rows_of(client.get(f"{UI}/").text) == []  # the outbox only lists sent mail
+    # Received mail has no delivery status: no Status column, on the page or in its live rows.
+    assert 'class="c-status"' not in listing
+    live = client.get(f"{UI}/rows/received").json()["rows"]
+    assert "Need &lt;help&gt;" in live and 'class="c-status"' not in live
+    assert '<th class="c-status">Status</th>' in client.get(f"{UI}/").text
 
 
 def test_account_switch_shows_that_accounts_mail() -> None:

@@ -97,7 +97,8 @@ async def rows(request: Request) -> Response:
         listing, _ = await _listing(tx, box, filters, request.url.path)
         unread_count = await unread(tx, box)
     list_path = f"{UI}/" if box is SENT else RECEIVED.url
-    html = render("_rows.html", {"messages": listing.rows, "filters": filters, "path": list_path})
+    html = render("_rows.html", {"messages": listing.rows, "filters": filters, "path": list_path,
+                                  "section": box.name})
     return json_response({"rows": html, "total": listing.total, "unread": unread_count}, headers=UI_HEADERS)
 
 
