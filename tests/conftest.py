@@ -22,7 +22,7 @@ from emulator.core.config import Settings
 from emulator.testing import EmulatorServer
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser
+    from playwright.sync_api import Browser, Page
 
     from tests.webhooks_helpers import Receiver
 
@@ -174,6 +174,20 @@ def browser() -> Iterator[Browser]:
 
     with chromium() as launched:
         yield launched
+
+
+# The two screens every outbox browser test runs on (issue 26): a laptop and a phone.
+SCREENS = [{"width": 1280, "height": 800}, {"width": 390, "height": 844}]
+
+
+@pytest.fixture(params=SCREENS, ids=["desktop", "phone"])
+def screen_page(request: pytest.FixtureRequest, browser: Browser) -> Iterator[Page]:
+    """A fresh page at 1280×800 and at 390×844; `confirm()` dialogs are accepted, as a user would."""
+    context = browser.new_context(viewport=request.param)
+    opened = context.new_page()
+    opened.on("dialog", lambda dialog: dialog.accept())
+    yield opened
+    context.close()
 
 
 @pytest.fixture

@@ -11,35 +11,22 @@ import pytest
 from playwright.sync_api import Browser, Page, ViewportSize, expect
 
 from emulator.testing import EmulatorServer
-from tests.conftest import AUTH
+from tests.conftest import AUTH, SCREENS
 from tests.ui_helpers import BROWSER, running_server
+from tests.ui_helpers import send_titled as send
 
 pytestmark = BROWSER
 UI = "/_emulator/ui"
-DESKTOP: ViewportSize = {"width": 1280, "height": 800}
-PHONE: ViewportSize = {"width": 390, "height": 844}
 
 
-@pytest.fixture(params=[DESKTOP, PHONE], ids=["desktop", "phone"])
+@pytest.fixture(params=SCREENS, ids=["desktop", "phone"])
 def viewport(request: pytest.FixtureRequest) -> ViewportSize:
     return request.param  # type: ignore[no-any-return]
 
 
 @pytest.fixture
-def page(browser: Browser, api: httpx.Client, viewport: ViewportSize) -> Iterator[Page]:
-    context = browser.new_context(viewport=viewport)
-    opened = context.new_page()
-    opened.on("dialog", lambda dialog: dialog.accept())
-    yield opened
-    context.close()
-
-
-def send(api: httpx.Client, subject: str, **fields: object) -> str:
-    body: dict[str, object] = {"from": "Acme <orders@acme.dev>", "to": ["delivered@resend.dev"],
-                               "subject": subject, "html": f"<p>{subject}</p>"}
-    response = api.post("/emails", json={**body, **fields})
-    assert response.status_code == 200, response.text
-    return str(response.json()["id"])
+def page(screen_page: Page, api: httpx.Client) -> Page:
+    return screen_page
 
 
 def open_list(page: Page, server: EmulatorServer, query: str = "") -> None:

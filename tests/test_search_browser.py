@@ -4,35 +4,22 @@ query. Also: an inbox thread is read once opened."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, ViewportSize, expect
+from playwright.sync_api import Page, expect
 
 from emulator.testing import EmulatorServer
 from tests.inboxes_helpers import ADDRESS, DOMAIN, raw_mail
 from tests.ui_helpers import BROWSER
+from tests.ui_helpers import send_titled as send
 
 pytestmark = BROWSER
 UI = "/_emulator/ui"
-DESKTOP: ViewportSize = {"width": 1280, "height": 800}
-PHONE: ViewportSize = {"width": 390, "height": 844}
 
 
-@pytest.fixture(params=[DESKTOP, PHONE], ids=["desktop", "phone"])
-def page(request: pytest.FixtureRequest, browser: Browser, api: httpx.Client) -> Iterator[Page]:
-    context = browser.new_context(viewport=request.param)
-    yield context.new_page()
-    context.close()
-
-
-def send(api: httpx.Client, subject: str, **fields: object) -> str:
-    body: dict[str, object] = {"from": "Acme <orders@acme.dev>", "to": ["delivered@resend.dev"],
-                               "subject": subject, "html": f"<p>{subject}</p>"}
-    response = api.post("/emails", json={**body, **fields})
-    assert response.status_code == 200, response.text
-    return str(response.json()["id"])
+@pytest.fixture
+def page(screen_page: Page, api: httpx.Client) -> Page:
+    return screen_page
 
 
 def search(page: Page, text: str) -> None:

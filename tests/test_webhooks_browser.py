@@ -4,11 +4,9 @@ deliveries against a real local receiver, filters by endpoint, event type and st
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, ViewportSize, expect
+from playwright.sync_api import Page, expect
 
 from emulator.testing import EmulatorServer
 from tests.ui_helpers import BROWSER
@@ -16,15 +14,11 @@ from tests.webhooks_helpers import Receiver
 
 pytestmark = BROWSER
 UI = "/_emulator/ui"
-DESKTOP: ViewportSize = {"width": 1280, "height": 800}
-PHONE: ViewportSize = {"width": 390, "height": 844}
 
 
-@pytest.fixture(params=[DESKTOP, PHONE], ids=["desktop", "phone"])
-def page(request: pytest.FixtureRequest, browser: Browser, api: httpx.Client) -> Iterator[Page]:
-    context = browser.new_context(viewport=request.param)
-    yield context.new_page()
-    context.close()
+@pytest.fixture
+def page(screen_page: Page, api: httpx.Client) -> Page:
+    return screen_page
 
 
 def deliveries(api: httpx.Client, receiver: Receiver) -> dict[str, str]:

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import httpx
 import pytest
 from playwright.sync_api import Browser, sync_playwright
 
@@ -90,3 +91,12 @@ class OtherOrigin:
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def send_titled(api: httpx.Client, subject: str, **fields: object) -> str:
+    """Send one small HTML email with this subject (other fields override the defaults); its id."""
+    body: dict[str, object] = {"from": "Acme <orders@acme.dev>", "to": ["delivered@resend.dev"],
+                               "subject": subject, "html": f"<p>{subject}</p>"}
+    response = api.post("/emails", json={**body, **fields})
+    assert response.status_code == 200, response.text
+    return str(response.json()["id"])

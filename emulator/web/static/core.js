@@ -17,6 +17,13 @@
     pollTimer = setTimeout(function () { pollTimer = null; fn(); }, 3000);
   };
 
+  // This page again, fresh from the server, as a parsed document (null when the server says no).
+  ui.fetchPage = function () {
+    return fetch(window.location.pathname + window.location.search, { credentials: "same-origin", cache: "no-store" })
+      .then(function (response) { return response.ok ? response.text() : null; })
+      .then(function (html) { return html ? new DOMParser().parseFromString(html, "text/html") : null; });
+  };
+
   ui.debounce = function (fn, ms) {
     var timer = null;
     return function () {

@@ -7,11 +7,9 @@
   var UI = "/_emulator/ui";
 
   var refreshSection = ui.debounce(function () {
-    fetch(window.location.pathname + window.location.search, { credentials: "same-origin", cache: "no-store" })
-      .then(function (response) { return response.ok ? response.text() : null; })
-      .then(function (html) {
-        if (!html) return;
-        var doc = new DOMParser().parseFromString(html, "text/html");
+    ui.fetchPage()
+      .then(function (doc) {
+        if (!doc) return;
         var fresh = doc.getElementById("main");
         var main = document.getElementById("main");
         // Not while the user types in the page (an inbox's search box: new HTML would wipe it), nor when

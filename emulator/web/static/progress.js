@@ -3,6 +3,7 @@
 // says nothing runs any more. The page itself is complete without this script.
 (function () {
   "use strict";
+  var ui = window.EmulatorUI;  // core.js, loaded first
   var body = document.body;
   if (body.dataset.running !== "true") return;
   var busy = false, again = false, timer = null, source = null, poll = null;
@@ -15,11 +16,9 @@
   function refresh() {
     if (busy) { again = true; return; }
     busy = true;
-    fetch(window.location.pathname + window.location.search, { credentials: "same-origin", cache: "no-store" })
-      .then(function (response) { return response.ok ? response.text() : null; })
-      .then(function (html) {
-        if (!html) return;
-        var doc = new DOMParser().parseFromString(html, "text/html");
+    ui.fetchPage()
+      .then(function (doc) {
+        if (!doc) return;
         var fresh = doc.getElementById("main");
         if (fresh) document.getElementById("main").innerHTML = fresh.innerHTML;
         if (doc.body.dataset.running !== "true") {
