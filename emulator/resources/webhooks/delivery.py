@@ -19,11 +19,10 @@ from typing import TYPE_CHECKING, Any
 from emulator.core.clock import from_db, to_db
 from emulator.core.jobs import schedule
 from emulator.resources.webhooks.catalogue import DELIVER_JOB, attempt_id
+from emulator.resources.webhooks.client import Client, ConnectError
 from emulator.resources.webhooks.faults import Fault, book
 
 if TYPE_CHECKING:
-    import aiohttp
-
     from emulator.core.db import Row, Tx
     from emulator.core.emulator import Emulator
     from emulator.core.jobs import Job
@@ -189,24 +188,19 @@ def _timed_out(timeout: float) -> Outcome:
     return Outcome(0, f"Timed out: no response within {timeout:g} s", "timeout")
 
 
-async def post(client: aiohttp.ClientSession, plan: Plan, timeout: float,
-               shown: float | None = None) -> Outcome:
+async def post(client: Client, plan: Plan, timeout: float, shown: float | None = None) -> Outcome:
     """One POST within `timeout` s (reported as `shown`: the attempt's whole budget). Failures without
     an HTTP answer are recorded as status 0 with the reason as the response text (the reference
     suggests an empty string; a reason is what a tester needs)."""
-    import aiohttp
-
     try:
-        async with client.post(plan.url, data=plan.body, headers=plan.headers, allow_redirects=False,
-                               timeout=aiohttp.ClientTimeout(total=timeout)) as reply:
-            raw = await reply.content.read(RESPONSE_LIMIT)
-            return Outcome(reply.status, raw.decode("utf-8", "replace"))
+        reply = await client.post(plan.url, plan.headers, plan.body, timeout, RESPONSE_LIMIT)
     except TimeoutError:
         return _timed_out(timeout if shown is None else shown)
-    except aiohttp.ClientConnectorError as exc:
+    except ConnectError as exc:
         return Outcome(0, f"Connection refused: {exc}", "refused")
-    except (aiohttp.ClientError, ValueError, OSError) as exc:
+    except (ValueError, OSError) as exc:
         return Outcome(0, f"Delivery failed: {type(exc).__name__}: {exc}", "error")
+    return Outcome(reply.status, reply.body.decode("utf-8", "replace"))
 
 
 async def _record(emu: Emulator, plan: Plan, outcome: Outcome) -> None:
@@ -244,16 +238,11 @@ async def _next_state(tx: Tx, message: Row, plan: Plan, outcome: Outcome) -> dic
 
 # ---- lifecycle ---------------------------------------------------------------------------------
 
-def session(emu: Emulator) -> aiohttp.ClientSession:
-    """One shared client (keep-alive to each receiver), created at the first delivery: importing aiohttp
-    costs a tenth of a second, which a test run that never registers a webhook should not pay."""
+def session(emu: Emulator) -> Client:
+    """One shared client (keep-alive to each receiver), created at the first delivery."""
     client = emu.state.get("webhook_session")
     if client is None or client.closed:
-        import aiohttp
-
-        client = emu.state["webhook_session"] = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=64), cookie_jar=aiohttp.DummyCookieJar(),
-        )
+        client = emu.state["webhook_session"] = Client()
     return client  # type: ignore[no-any-return]
 
 
