@@ -21,8 +21,10 @@ Job = dict[str, Any]
 Lane = Callable[[Job], str]
 
 # Half of the runner's MAX_PARALLEL: with 4, one busy endpoint fell behind a burst of events (issue 18,
-# benchmarks/bench_webhooks.py: event→receipt p50 145 ms at 3 000/s; with 8, 1.2 ms at 3 800/s).
-LANE_PARALLEL = 8
+# benchmarks/bench_webhooks.py: event→receipt p50 145 ms at 3 000/s; with 8, 1.2 ms at 3 800/s). Issue 28
+# made each delivery cheaper, and 8 in flight then fell behind again (p50 ~200 ms: the receiver's round
+# trip, not the CPU, bounded the lane); with 16, p50 0.2–0.7 ms at ~3 500/s.
+LANE_PARALLEL = 16
 LANE_BACKLOG = 4 * LANE_PARALLEL
 # Created once the column exists (a file from before lanes gets it in `prepare`).
 LANE_INDEX = "CREATE INDEX IF NOT EXISTS jobs_lane ON jobs (lane, running, due_at)"
@@ -32,6 +34,8 @@ class Lanes:
     def __init__(self) -> None:
         self.kinds: dict[str, Lane] = {}  # job kind → its lane function
         self.seen: set[str] = set()  # lanes that may have jobs waiting
+        self.waiting: set[str] = set()  # lanes that may have jobs not yet claimed (see `has_room`)
+        self._drained: set[str] = set()  # lanes whose every unclaimed job the pass under way takes
         self._claimed: dict[str, int] = {}  # lane → jobs claimed and not finished
         self._slots: dict[str, tuple[asyncio.Semaphore, int]] = {}  # lane → (slots, jobs using it)
 
@@ -49,9 +53,35 @@ class Lanes:
 
     async def learn(self, tx: Tx) -> None:
         """Start over from the table: the lanes with jobs, none claimed."""
-        rows = await tx.all("SELECT DISTINCT lane FROM jobs WHERE lane IS NOT NULL")
+        rows = await tx.all(
+            "SELECT lane, MIN(running) AS claimed FROM jobs WHERE lane IS NOT NULL GROUP BY lane")
         self.seen = {row["lane"] for row in rows}
+        self.waiting = {row["lane"] for row in rows if not row["claimed"]}
         self._claimed.clear()
+
+    def wait(self, lane: str) -> None:
+        """A job of `lane` was added unclaimed."""
+        self.seen.add(lane)
+        self.waiting.add(lane)
+        self._drained.discard(lane)
+
+    def has_room(self, lane: str) -> bool:
+        """Whether a job of `lane` added now may start at once, claimed as it is added (jobs.py
+        `schedule(at_once=True)`): no job of the lane waits unclaimed, so none is overtaken (a lane's
+        jobs are taken oldest first), and its backlog has room."""
+        return lane not in self.waiting and self._claimed.get(lane, 0) < LANE_BACKLOG
+
+    def busy(self, lane: str) -> bool:
+        """Whether more than half of the lane's backlog is claimed: a job added to it now waits for the
+        pass that refills it once half is through (`finished`), so waking the runner for it would be a
+        pass for nothing (issue 28: a burst of events to one endpoint woke a pass per event)."""
+        return self._claimed.get(lane, 0) > LANE_BACKLOG // 2
+
+    def taken(self, all_rows: bool) -> None:
+        """The pass took its rows (all of them, or was cut short): the lanes it drained wait no more."""
+        if all_rows:
+            self.waiting -= self._drained
+        self._drained = set()
 
     async def due_rows(self, tx: Tx) -> list[Job]:
         """Each lane's oldest due jobs, as many as its backlog has room for; a lane left with no job at
@@ -63,6 +93,10 @@ class Lanes:
                 continue
             found = await tx.all("SELECT * FROM jobs WHERE lane = ? AND running = 0 AND due_at <= ?"
                                  " ORDER BY due_at, seq LIMIT ?", (lane, tx.now_db, room))
+            if len(found) < room and lane in self.waiting and not await tx.one(
+                    "SELECT 1 FROM jobs WHERE lane = ? AND running = 0 AND due_at > ? LIMIT 1",
+                    (lane, tx.now_db)):
+                self._drained.add(lane)
             if not found and not self._claimed.get(lane) and not await tx.one(
                     "SELECT 1 FROM jobs WHERE lane = ? LIMIT 1", (lane,)):
                 self.seen.discard(lane)

@@ -290,6 +290,12 @@ class Tx:
     async def insert(self, table: str, values: dict[str, Any]) -> None:
         self.queue(insert_sql(table, tuple(values)), tuple(values.values()))
 
+    async def insert_now(self, table: str, values: dict[str, Any]) -> int:
+        """Insert at once (with the writes queued before it) and return the new row's rowid."""
+        sql, params = insert_sql(table, tuple(values)), tuple(values.values())
+        return await self._trip(lambda raw: raw.execute(sql, params).lastrowid,  # type: ignore[no-any-return]
+                                writes_now=True, reads=False)
+
     async def update(self, table: str, row_id: str, values: dict[str, Any]) -> None:
         if not values:
             return
