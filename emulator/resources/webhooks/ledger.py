@@ -70,17 +70,19 @@ class Outcome:
         return 200 <= self.status < 300
 
 
-@dataclass(frozen=True)
 class _Start:
-    job: Job
-    done: asyncio.Future[Plan | None]
+    # Plain classes, not dataclasses: a dataclass costs ~0.5 ms of every start (issue 28, fixture).
+    __slots__ = ("done", "job")
+
+    def __init__(self, job: Job, done: asyncio.Future[Plan | None]) -> None:
+        self.job, self.done = job, done
 
 
-@dataclass(frozen=True)
 class _End:
-    plan: Plan
-    outcome: Outcome
-    done: asyncio.Future[None]
+    __slots__ = ("done", "outcome", "plan")
+
+    def __init__(self, plan: Plan, outcome: Outcome, done: asyncio.Future[None]) -> None:
+        self.plan, self.outcome, self.done = plan, outcome, done
 
 
 class Ledger:
