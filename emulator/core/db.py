@@ -63,7 +63,7 @@ DEFER_ROWS = 64
 DEFER_SECONDS = 0.2
 # Wall-clock work a long transaction (chunked jobs) does before it commits: requests that need the
 # database wait at most about this long behind it.
-LONG_SECONDS = 0.2
+LONG_SECONDS = 0.3
 # How much of a database file SQLite reads through a memory mapping (fewer copies than read calls).
 MMAP_BYTES = 1 << 30
 
@@ -220,7 +220,8 @@ class Database:
         pages read through its mapping, which count as the process's own memory while mapped (issue 27:
         +287 MB after a 100 000-email broadcast). Changing the mapping's size maps the file afresh;
         pages needed again come back from the kernel's cache. The cache's pages go back to the C heap,
-        which keeps them (+152 MB) until asked to return its free pages to the system."""
+        which keeps them (+152 MB) until asked to return its free pages to the system. The log file is
+        cut back too (see `Checkpointer.shrink`)."""
         def release(raw: sqlite3.Connection) -> None:
             raw.execute("PRAGMA shrink_memory")
             if self.checkpointer is not None:
@@ -230,6 +231,8 @@ class Database:
 
         async with self.exclusive():
             await self.call(release)
+        if self.checkpointer is not None:
+            self.checkpointer.shrink()
 
     async def settle(self) -> None:
         """COMMIT the open group now, if there is one (caller holds the lock)."""

@@ -21,6 +21,7 @@ import html as html_lib
 import json
 import re
 import time
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from emulator.core.clock import from_db
@@ -95,12 +96,21 @@ class Personaliser:
     def fill(self, source: str | None, escape: bool = False) -> str | None:
         if source is None:
             return None
+        pieces = _pieces(source)
+        out = [pieces[0]]
+        for index in range(1, len(pieces), 3):
+            name, inline = pieces[index], pieces[index + 1]
+            text = self.value(name, inline)
+            out.append(html_lib.escape(text) if escape and name != "RESEND_UNSUBSCRIBE_URL" else text)
+            out.append(pieces[index + 2])
+        return "".join(out)
 
-        def replace(match: re.Match[str]) -> str:
-            text = self.value(match.group(1), match.group(2))
-            return html_lib.escape(text) if escape and match.group(1) != "RESEND_UNSUBSCRIBE_URL" else text
 
-        return VARIABLE.sub(replace, source)
+@lru_cache(maxsize=64)
+def _pieces(source: str) -> list[Any]:
+    """`source` cut at its variables once per broadcast, not once per email: text, then (name, inline
+    fallback or None, text) for each variable."""
+    return VARIABLE.split(source)
 
 
 def _with_preview(html: str | None, preview: str | None) -> str | None:
