@@ -1,6 +1,6 @@
 """Serve one app for a benchmark on uvicorn with uvloop + httptools, on 127.0.0.1 port 0.
 
-    python -m benchmarks.serve_app emulator DB_PATH API_KEY
+    python -m benchmarks.serve_app emulator DB_PATH API_KEY [CLOCK]
     python -m benchmarks.serve_app ceiling DB_PATH
 
 Prints `PORT <n>` once the app is ready. `ceiling` is the measuring stick of issue 3: a minimal
@@ -52,12 +52,12 @@ def ceiling_app(path: str) -> Starlette:
     return Starlette(routes=[Route("/emails", create, methods=["POST"])], lifespan=lifespan)
 
 
-def emulator_app(path: str, api_key: str) -> Starlette:
+def emulator_app(path: str, api_key: str, clock: str = "real") -> Starlette:
     from emulator.app import create_app
     from emulator.cli import tune_for_serving
     from emulator.core.config import Settings
 
-    app = create_app(Settings(db=path, api_keys=[api_key], smtp=False, quiet=True))
+    app = create_app(Settings(db=path, api_keys=[api_key], smtp=False, quiet=True, clock=clock))
     # As the `resend-emulator` command runs it.
     app.state.emu.state["on_ready"] = lambda emu: tune_for_serving()
     return app
@@ -65,7 +65,7 @@ def emulator_app(path: str, api_key: str) -> Starlette:
 
 def main() -> None:
     kind, path = sys.argv[1], sys.argv[2]
-    app = ceiling_app(path) if kind == "ceiling" else emulator_app(path, sys.argv[3])
+    app = ceiling_app(path) if kind == "ceiling" else emulator_app(path, *sys.argv[3:5])
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))

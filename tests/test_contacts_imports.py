@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -187,6 +188,22 @@ def test_a_broken_multipart_body_is_a_400(client: TestClient) -> None:
                                     "The request body is not valid multipart/form-data.")
 
 
+@pytest.mark.parametrize("newline", [b"\r\n", b"\n"])
+def test_multipart_as_clients_write_it_is_read(client: TestClient, newline: bytes) -> None:
+    # A quoted boundary, a preamble, a base64 part, a field without a closing delimiter after it.
+    csv_b64 = base64.b64encode("email,first_name\nzoe@example.com,Zoë\n".encode()).decode()
+    body = newline.join([
+        b"preamble to ignore", b'--"b:1"', b'Content-Disposition: form-data; name="file"; filename="c.csv"',
+        b"Content-Type: text/csv", b"Content-Transfer-Encoding: base64", b"", csv_b64.encode(), b'--"b:1"',
+        b'Content-Disposition: form-data; name="on_conflict"', b"", b"upsert", b""])
+    body = body.replace(b'--"b:1"', b"--b:1")
+    response = client.post("/contacts/imports", content=body,
+                           headers={"content-type": 'multipart/form-data; boundary="b:1"'})
+    assert response.status_code == 201, response.text
+    tick(client)
+    assert client.get("/contacts/zoe%40example.com").json()["first_name"] == "Zoë"
+
+
 def test_a_segment_deleted_during_the_import_is_not_joined(client: TestClient) -> None:
     hook = client.post("/webhooks", json={"endpoint": "http://127.0.0.1:9/hooks",
                                           "events": ["contact.updated"]}).json()
@@ -210,6 +227,11 @@ def test_one_advance_runs_every_step_at_the_documented_pace(client: TestClient) 
         "completed_at": "2026-05-14 09:00:05.000+00", "counts": counts(2200, created=2200)}
     members = client.get(f"/segments/{segment_id}/contacts", params={"limit": 1}).json()
     assert members["data"][0]["email"] == "user2199@example.com"
+    # One advance catches up every part, each stamped with the second it fell due.
+    stamps = {n: client.get(f"/contacts/user{n}%40example.com").json()["created_at"]
+              for n in (0, 499, 500, 2199)}
+    assert stamps == {0: "2026-05-14 09:00:01+00", 499: "2026-05-14 09:00:01+00",
+                      500: "2026-05-14 09:00:02+00", 2199: "2026-05-14 09:00:05+00"}
     emails = [item["email"] for item in client.get("/contacts").json()["data"]]
     assert sorted(emails) == sorted(f"user{n}@example.com" for n in range(2200))
 

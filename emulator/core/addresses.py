@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from emulator.core.errors import invalid, missing_field
@@ -39,7 +40,9 @@ def address_of(value: str) -> str:
     return _named_address(value) or value.strip()
 
 
+@lru_cache(maxsize=256)
 def domain_of(value: str) -> str:
+    # Cached: every send asks it of its sender (message id, tracking settings), mostly the same few.
     return address_of(value).rpartition("@")[2].lower()
 
 

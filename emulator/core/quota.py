@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary, ref
 
@@ -41,7 +42,9 @@ class Usage:
         return {DAILY_HEADER: str(self.daily), MONTHLY_HEADER: str(self.monthly)}
 
 
+@lru_cache(maxsize=64)
 def periods(now: datetime) -> tuple[str, str]:
+    # Cached: a broadcast asks it of the same `now` for every email of a chunk.
     day = now.astimezone(UTC).date().isoformat()
     return day, day[:7]
 
@@ -80,11 +83,12 @@ def load(emu: Host, account: str, now: datetime, daily: int, monthly: int) -> Us
 def spend(emu: Host, tx: Tx, usage: Usage, count: int, enforce: bool = True) -> None:
     """Count `count` emails of the account in `tx` (once it commits); past a configured quota, 429."""
     settings = emu.settings
-    in_flight = sum(usage.in_flight.values()) + count
-    if enforce and settings.daily_quota and usage.daily + in_flight > settings.daily_quota:
-        raise ApiError(errors.DAILY_QUOTA_EXCEEDED)
-    if enforce and settings.monthly_quota and usage.monthly + in_flight > settings.monthly_quota:
-        raise ApiError(errors.MONTHLY_QUOTA_EXCEEDED)
+    if enforce and (settings.daily_quota or settings.monthly_quota):
+        in_flight = sum(usage.in_flight.values()) + count
+        if settings.daily_quota and usage.daily + in_flight > settings.daily_quota:
+            raise ApiError(errors.DAILY_QUOTA_EXCEEDED)
+        if settings.monthly_quota and usage.monthly + in_flight > settings.monthly_quota:
+            raise ApiError(errors.MONTHLY_QUOTA_EXCEEDED)
     unit = tx.unit
     first = unit not in usage.in_flight
     usage.in_flight[unit] = usage.in_flight.get(unit, 0) + count

@@ -6,13 +6,14 @@ queued until the next read or the end, after-commit callbacks. See db.py for the
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, Protocol
 
-from emulator.core.clock import Clock, to_db
+from emulator.core.clock import Clock, iso_z, to_db
 from emulator.core.config import Settings
 from emulator.core.ids import IdFactory
 
@@ -54,6 +55,7 @@ class Store(Protocol):
     def shared(self) -> bool: ...
     def take_deferred(self) -> list[Write]: ...
     def restore_deferred(self, writes: list[Write]) -> None: ...
+    async def call_off_loop(self, fn: Callable[[sqlite3.Connection], Any]) -> Any: ...
     def open_group(self, taken_deferred: list[Write]) -> Any: ...
 
 
@@ -91,14 +93,16 @@ class _TxState:
         self.callbacks: list[Callable[[], None]] = []
         self.taken_deferred: list[Write] = []  # given back to the database if this rolls back
         self.member = False  # joined an open group: its writes sit in a savepoint of their own
+        self.long = False  # a chunked job's: breathes, and commits on a worker thread (db.py)
         self.now_db: str | None = None
+        self.now_iso: str | None = None
 
 
 class Tx:
     """The handle a service function gets: scoped to one account, one `now`, one transaction."""
 
     def __init__(self, emu: Host, db: Store, account: str | None, now: datetime,
-                 state: _TxState | None = None) -> None:
+                 state: _TxState | None = None, long: bool = False) -> None:
         self.emu = emu
         self.db = db
         self._account = account
@@ -106,6 +110,7 @@ class Tx:
         if state is None:
             state = _TxState()
             state.member = db.group is not None
+            state.long = long
         self._state = state
 
     def as_account(self, account: str) -> Tx:
@@ -143,6 +148,14 @@ class Tx:
         if state.now_db is None:
             state.now_db = to_db(self.now)
         return state.now_db
+
+    @property
+    def now_iso(self) -> str:
+        """`now` as webhook payloads write it (`2026-05-14T09:00:00.000Z`), made once per transaction."""
+        state = self._state
+        if state.now_iso is None:
+            state.now_iso = iso_z(self.now)
+        return state.now_iso
 
     def new_id(self) -> str:
         return self.emu.ids.uuid()
@@ -221,7 +234,7 @@ class Tx:
         COMMIT the caller then awaits (`Database.transaction`)."""
         state = self._state
         wrote = state.begun or bool(state.pending)
-        if not state.member and not (wrote and self.db.shared):
+        if state.long or (not state.member and not (wrote and self.db.shared)):
             await self.commit()
             return
         try:
@@ -263,13 +276,24 @@ class Tx:
                 apply_writes(raw, deferred)
                 raw.execute("COMMIT")
 
-            await self._trip(finish, writes_now=True, reads=False)
+            if self._state.long and writes:
+                await self._trip(lambda raw: apply_writes(raw, deferred), writes_now=True, reads=False)
+                await self.db.call_off_loop(lambda raw: raw.execute("COMMIT"))
+            else:
+                await self._trip(finish, writes_now=True, reads=False)
             if self.db.checkpointer is not None:
                 self.db.checkpointer.committed()
         except BaseException:
             self.db.restore_deferred([*self.taken_deferred, *deferred])
             await self.db.call(lambda raw: raw.in_transaction and raw.execute("ROLLBACK"))
             raise
+
+    async def breathe(self) -> None:
+        """Between slices of a long transaction: send the queued writes, then let every task that is
+        ready run a step (the lock stays held, so no other transaction starts meanwhile)."""
+        if self._state.pending:
+            await self._trip(lambda raw: None, writes_now=True, reads=False)
+        await asyncio.sleep(0)
 
     async def one(self, sql: str, params: Params = ()) -> Row | None:
         return await self._trip(lambda raw: raw.execute(sql, params).fetchone())  # type: ignore[no-any-return]

@@ -6,10 +6,11 @@ the topic's default); not on the suppression list — a suppressed contact gets 
 among the `suppressed` recipients. Each email carries `List-Unsubscribe` and `List-Unsubscribe-Post`
 (RFC 8058) pointing at the emulator's own unsubscribe page.
 
-The fan-out is a chunked job: each chunk takes the next CHUNK members of the segment in joining order,
-stores their emails (with their events and delivery jobs) and recipient rows, and moves the cursor in
-`broadcast_sends` in the same transaction. After a crash the job resumes after the last committed
-member, so every recipient gets exactly one email. The broadcast stays `queued` until the last chunk
+The fan-out is a chunked job: each chunk is a long transaction (core/db.py) of slices, each taking the
+next CHUNK members of the segment in joining order and storing their emails (with their events and
+delivery jobs) and recipient rows, with a breath between slices, until LONG_SECONDS have passed; the
+cursor in `broadcast_sends` moves in the same transaction. After a crash the job resumes after the last
+committed member, so every recipient gets exactly one email. The broadcast stays `queued` until the last chunk
 marks it `sent`; `broadcast_sends` also holds the audience size and how many members were walked, which
 the UI shows as progress.
 """
@@ -20,9 +21,11 @@ import html as html_lib
 import json
 import re
 import time
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from emulator.core.clock import from_db
+from emulator.core.db import LONG_SECONDS
 from emulator.core.events import notify
 from emulator.core.jobs import DONE, MORE
 from emulator.resources import suppressions
@@ -41,11 +44,11 @@ if TYPE_CHECKING:
     from emulator.core.db import Row, Tx
 
 UNSUBSCRIBE_PATH = "/_emulator/unsubscribe/"
-# A chunk takes up to CHUNK members and stops early once it has rendered for CHUNK_SECONDS (wall clock;
-# storing them then takes about as long again): on a busy machine a chunk gets fewer members, never a
-# longer hold on the loop. The loop serves other requests between chunks, so this bounds how long a
-# request waits behind a broadcast. Where a chunk ends changes nothing a user sees: members are taken
-# in the same order either way.
+# A slice takes up to CHUNK members and stops early once it has rendered for CHUNK_SECONDS (wall clock;
+# storing them then takes about as long again): on a busy machine a slice gets fewer members, never a
+# longer hold on the loop. The loop serves other tasks between slices, so this bounds how long a health
+# check waits behind a broadcast. Where a slice or chunk ends changes nothing a user sees: members are
+# taken in the same order either way.
 CHUNK = 200
 CHUNK_SECONDS = 0.01
 # `{{{NAME}}}` or `{{{NAME|fallback}}}`; names are letters, digits, `_` and `.` — no nested repetition, so
@@ -93,12 +96,21 @@ class Personaliser:
     def fill(self, source: str | None, escape: bool = False) -> str | None:
         if source is None:
             return None
+        pieces = _pieces(source)
+        out = [pieces[0]]
+        for index in range(1, len(pieces), 3):
+            name, inline = pieces[index], pieces[index + 1]
+            text = self.value(name, inline)
+            out.append(html_lib.escape(text) if escape and name != "RESEND_UNSUBSCRIBE_URL" else text)
+            out.append(pieces[index + 2])
+        return "".join(out)
 
-        def replace(match: re.Match[str]) -> str:
-            text = self.value(match.group(1), match.group(2))
-            return html_lib.escape(text) if escape and match.group(1) != "RESEND_UNSUBSCRIBE_URL" else text
 
-        return VARIABLE.sub(replace, source)
+@lru_cache(maxsize=64)
+def _pieces(source: str) -> list[Any]:
+    """`source` cut at its variables once per broadcast, not once per email: text, then (name, inline
+    fallback or None, text) for each variable."""
+    return VARIABLE.split(source)
 
 
 def _with_preview(html: str | None, preview: str | None) -> str | None:
@@ -138,16 +150,22 @@ async def run_send(tx: Tx, job: dict[str, Any]) -> str | None:
     if broadcast["scheduled_at"] and from_db(broadcast["scheduled_at"]) > tx.now:
         return DONE  # rescheduled: the job of the new time sends it
     progress = await _progress(tx, broadcast)
-    members = await segment_members_after(tx, broadcast["segment_id"], progress["cursor"], CHUNK,
-                                          broadcast["topic_id"])
-    walked = await _send_to(tx, broadcast, members)
-    if walked:
-        tx.queue("UPDATE broadcast_sends SET cursor = ?, walked = walked + ?"
-                 " WHERE account = ? AND broadcast_id = ?",
-                 (members[walked - 1]["member_seq"], walked, tx.account, broadcast["id"]))
+    cursor, started = progress["cursor"], time.perf_counter()
+    while True:
+        members = await segment_members_after(tx, broadcast["segment_id"], cursor, CHUNK,
+                                              broadcast["topic_id"])
+        walked = await _send_to(tx, broadcast, members)
+        if walked:
+            cursor = members[walked - 1]["member_seq"]
+            tx.queue("UPDATE broadcast_sends SET cursor = ?, walked = walked + ?"
+                     " WHERE account = ? AND broadcast_id = ?", (cursor, walked, tx.account, broadcast["id"]))
+        if walked == len(members) < CHUNK:
+            break
+        if time.perf_counter() - started > LONG_SECONDS:
+            notify(tx, broadcast["id"])
+            return MORE
+        await tx.breathe()
     notify(tx, broadcast["id"])
-    if walked < len(members) or len(members) == CHUNK:
-        return MORE
     await tx.update("broadcasts", broadcast["id"], {"status": "sent", "sent_at": tx.now_db})
     return DONE
 

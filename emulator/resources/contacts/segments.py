@@ -119,10 +119,12 @@ async def segment_contacts(tx: Tx, segment_id: str) -> list[Row]:
 async def segment_members_after(tx: Tx, segment_id: str, after: int, limit: int,
                                 topic_id: str | None) -> list[Row]:
     """Up to `limit` contacts of the segment that joined after membership `after`, in joining order: each
-    contact row with `member_seq` (the cursor for the next call) and `subscription` to `topic_id` (the
-    contact's choice, else the topic's default; None without a topic)."""
+    contact's id, email, names, `unsubscribed` and `properties`, with `member_seq` (the cursor for the
+    next call) and `subscription` to `topic_id` (the contact's choice, else the topic's default; None
+    without a topic). Only what a send needs: a broadcast reads 100 000 of these."""
     return await tx.all(
-        "SELECT c.*, sc.seq AS member_seq, COALESCE(ct.subscription, t.default_subscription) AS subscription"
+        "SELECT c.id, c.email, c.first_name, c.last_name, c.unsubscribed, c.properties,"
+        " sc.seq AS member_seq, COALESCE(ct.subscription, t.default_subscription) AS subscription"
         " FROM segment_contacts sc JOIN contacts c ON c.account = sc.account AND c.id = sc.contact_id"
         " LEFT JOIN topics t ON t.account = sc.account AND t.id = ?"
         " LEFT JOIN contact_topics ct"

@@ -160,7 +160,8 @@ async def require_topic(tx: Tx, topic_id: str) -> Row:
 # ---- contact bodies ----------------------------------------------------------------------------
 
 def contact_properties(row: Row) -> dict[str, Any]:
-    return json.loads(row["properties"])  # type: ignore[no-any-return]
+    text = row["properties"]
+    return {} if text == "{}" else json.loads(text)  # type: ignore[no-any-return]
 
 
 def contact_body(row: Row, types: dict[str, str]) -> dict[str, Any]:

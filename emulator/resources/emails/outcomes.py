@@ -42,14 +42,15 @@ DELAYED_JOB = "email.delayed_delivery"
 TEST_DOMAIN = "resend.dev"
 
 
-def event_data(row: Row, to: list[str] | None = None, created: datetime | None = None,
+def event_data(row: Row, to: list[str] | None = None, created: str | None = None,
                parsed: Parsed | None = None) -> dict[str, Any]:
     """OutboundEmailEventData (reference/webhooks.md §6.1) for the email `row`. The send path passes
-    what it already holds (`created`, `parsed` JSON columns) to spare decoding its own row."""
+    what it already holds (`created` in its ISO form, `parsed` JSON columns) to spare decoding its own
+    row."""
     parsed = parsed or _parse(row, "to_addrs", "tags", "headers")
     data: dict[str, Any] = {
         "email_id": row["id"],
-        "created_at": iso_z(created or from_db(row["created_at"])),
+        "created_at": created or iso_z(from_db(row["created_at"])),
         "from": row["from_addr"],
         "to": to if to is not None else parsed["to_addrs"],
         "subject": row["subject"],

@@ -273,13 +273,13 @@ async def spend_quota(tx: Tx, count: int, enforce: bool = True) -> None:
 
 async def _start(tx: Tx, row: Row, scheduled: bool, queued: bool, parsed: dict[str, Any]) -> None:
     if scheduled:
-        data = outcomes.event_data(row, created=tx.now, parsed=parsed)
+        data = outcomes.event_data(row, created=tx.now_iso, parsed=parsed)
         await emit(tx, "email.scheduled", data, subject_id=row["id"])
         await schedule(tx, outcomes.SEND_JOB, from_db(row["scheduled_at"]), {"email_id": row["id"]})
     elif queued:
         await schedule(tx, outcomes.SEND_JOB, tx.now, {"email_id": row["id"]})
     else:
-        data = outcomes.event_data(row, created=tx.now, parsed=parsed)
+        data = outcomes.event_data(row, created=tx.now_iso, parsed=parsed)
         payload = outcomes.outcome_payload(row, data, parsed)
         await emit(tx, "email.sent", data, subject_id=row["id"], context={"recipients": payload["rcpt"]})
         await schedule(tx, outcomes.OUTCOME_JOB, tx.now + outcomes.DELIVERY_DELAY, payload)
