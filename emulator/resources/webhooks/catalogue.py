@@ -42,15 +42,18 @@ EVENT_TYPES: tuple[str, ...] = (
 )
 
 _BASE62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
+_PAIRS = [high + low for high in _BASE62 for low in _BASE62]  # two digits per division: half as many
 
 
 def base62(raw: bytes, width: int = 27) -> str:
     """Fixed-width base62 of `raw`: 20 bytes give the 27 characters of a Svix id (`msg_2dGvTq8…`)."""
     number = int.from_bytes(raw, "big")
     chars = []
-    for _ in range(width):
-        number, digit = divmod(number, 62)
-        chars.append(_BASE62[digit])
+    for _ in range(width // 2):
+        number, pair = divmod(number, 62 * 62)
+        chars.append(_PAIRS[pair])
+    if width % 2:
+        chars.append(_BASE62[number % 62])
     return "".join(reversed(chars))
 
 

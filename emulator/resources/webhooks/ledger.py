@@ -2,10 +2,13 @@
 
 Before its POST a delivery reads its message and signs it; after, it records the attempt and the next
 step (success, a retry on the schedule, failure). One transaction each, those two cost more CPU than
-the POST itself in a burst of events (issue 28). Here the deliveries that start and those that end
-within one loop turn share one transaction: one read of all their messages, the attempts written
-together, one COMMIT. As with the group commit of core/db.py, no delivery goes on before the COMMIT
-that holds its writes; a batch that fails is retried item by item, so one broken item fails no other.
+the POST itself in a burst of events (issue 28). So:
+- a delivery started as its event committed (catalogue.py `fan_out`) signs from the body it carries
+  and the cached webhook, reading nothing;
+- the others that start, and the records of those that end, share transactions: one read of all their
+  messages, the attempts written together, one COMMIT; records wait a moment for company.
+As with the group commit of core/db.py, no delivery goes on before the COMMIT that holds its writes; a
+batch that fails is retried item by item, so one broken item fails no other.
 """
 
 from __future__ import annotations
@@ -30,16 +33,16 @@ if TYPE_CHECKING:
 # Delay after each failed attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h → 8 attempts in all [docs].
 RETRY_DELAYS = (5, 300, 1800, 7200, 18000, 36000, 36000)
 MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
-_MESSAGES_AND_HOOKS = (
-    "SELECT m.*, w.endpoint, w.status AS hook_status, w.secret, w.previous_secret, w.previous_until"
-    " FROM webhook_messages m LEFT JOIN webhooks w ON w.id = m.webhook_id AND w.account = m.account"
-    " WHERE m.id IN ({})"
-)
 # Records wait up to RECORD_WAIT seconds for company (RECORD_BATCH of them, or a delivery to plan, ends
 # the wait): a delivery's receiver already has its POST, so only the slot it holds waits, and a burst
 # that keeps pace with its events records ~1 attempt per transaction otherwise (issue 28).
 RECORD_BATCH = 8
 RECORD_WAIT = 0.002
+_MESSAGES_AND_HOOKS = (
+    "SELECT m.*, w.endpoint, w.status AS hook_status, w.secret, w.previous_secret, w.previous_until"
+    " FROM webhook_messages m LEFT JOIN webhooks w ON w.id = m.webhook_id AND w.account = m.account"
+    " WHERE m.id IN ({})"
+)
 _MESSAGES = "SELECT id, account, status, attempts, tries FROM webhook_messages WHERE id IN ({})"
 _INSERT_ATTEMPT = (
     "INSERT INTO webhook_attempts (id, account, webhook_id, message_id, http_status_code, response,"
