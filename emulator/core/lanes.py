@@ -113,14 +113,15 @@ class Lanes:
             self._claimed[lane] = self._claimed.get(lane, 0) + 1
 
     def finished(self, job: Job) -> bool:
-        """Count a claimed job out; True when its lane's backlog has half emptied (time to refill)."""
+        """Count a claimed job out; True when its lane's backlog has half emptied and jobs may wait to
+        refill it (a lane whose jobs all started at once has none: no pass for it, issue 28)."""
         lane = job.get("lane")
         if lane is None or lane not in self._claimed:
             return False
         left = self._claimed[lane] = self._claimed[lane] - 1
         if left <= 0:
             del self._claimed[lane]
-        return left == LANE_BACKLOG // 2 or left <= 0
+        return (left == LANE_BACKLOG // 2 or left <= 0) and lane in self.waiting
 
     @contextlib.asynccontextmanager
     async def slot(self, job: Job) -> AsyncIterator[None]:
