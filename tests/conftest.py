@@ -14,12 +14,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
+import hypothesis
 import pytest
 from starlette.testclient import TestClient
 
 from emulator.app import create_app
 from emulator.core.config import Settings
 from emulator.testing import EmulatorServer
+
+# No per-example deadline: the suite runs on loaded 2-core machines (`pytest -n 2`), where a trivial example
+# took 295 ms once; speed is the benchmarks' business, not the tests'.
+hypothesis.settings.register_profile("suite", deadline=None)
+hypothesis.settings.load_profile("suite")
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
