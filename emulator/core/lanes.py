@@ -4,7 +4,9 @@ A lane runs at most LANE_PARALLEL of its jobs at once, so a receiver that hangs 
 the runner's shared slots. It also has at most LANE_BACKLOG jobs claimed (started as tasks) at a time:
 its due jobs are taken oldest first by a query of their own (the `lane` column and its index), so
 100 000 deliveries waiting for one endpoint are neither all held in memory as tasks nor in the way of
-another endpoint's. The job runner (jobs.py) owns one `Lanes`.
+another endpoint's. A job added while its lane has room and nothing of it waits unclaimed may start at
+its commit, claimed as it is added (jobs.py `schedule(at_once=True)`): it overtakes nothing, and a
+burst that keeps pace needs no pass at all. The job runner (jobs.py) owns one `Lanes`.
 """
 
 from __future__ import annotations
