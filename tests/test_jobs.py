@@ -125,3 +125,91 @@ def test_one_advance_runs_each_job_at_its_own_due_time_in_due_order(client: Test
     assert client.post("/_emulator/clock/advance", json={"hours": 1}).status_code == 200
     assert ran == [("chain", "09:10:00"), ("chain", "09:11:00"), ("chain", "09:12:00"), ("late", "09:30:00")]
     assert client.get("/_emulator/clock").json()["now"] == "2026-05-14T10:00:00.000000Z"
+
+
+def _lane_handler(emu: Any, started: list[tuple[int, Any]], gate: asyncio.Event | None = None) -> None:
+    async def deliver(_: Any, job: dict[str, Any]) -> None:
+        started.append((job["payload"]["n"], job.get("memo")))
+        if gate is not None:
+            await gate.wait()
+
+    emu.jobs.handler("test.deliver", deliver, lane=lambda job: "one")
+
+
+async def _job_rows(emu: Any) -> list[tuple[int, int]]:
+    async with emu.transaction() as tx:
+        rows = await tx.all("SELECT payload, running FROM jobs ORDER BY seq")
+    return [(int(row["payload"].split(":")[1].rstrip("}")), row["running"]) for row in rows]
+
+
+def test_a_job_added_at_once_starts_after_its_commit_with_its_memo(client: TestClient) -> None:
+    emu = client.app.state.emu  # type: ignore[attr-defined]
+    started: list[tuple[int, Any]] = []
+    gate = asyncio.Event()
+    _lane_handler(emu, started, gate)
+
+    async def scenario() -> tuple[list[tuple[int, int]], list[tuple[int, Any]]]:
+        with pytest.raises(RuntimeError):
+            async with emu.transaction("default") as tx:
+                await schedule(tx, "test.deliver", tx.now, {"n": 0}, at_once=True, memo={"memo": "gone"})
+                raise RuntimeError("rolled back")
+        async with emu.transaction("default") as tx:
+            await schedule(tx, "test.deliver", tx.now, {"n": 1}, at_once=True, memo={"memo": "kept"})
+            assert started == []  # not before the commit
+        await asyncio.sleep(0)
+        # Running without a pass of the runner, its row claimed so no pass takes it again.
+        seen = (await _job_rows(emu), list(started))
+        gate.set()
+        await emu.jobs.flush()
+        return seen
+
+    rows, seen = _run(client, scenario())
+    assert rows == [(1, 1)] and seen == [(1, "kept")]
+    assert started == [(1, "kept")]  # once, and the rolled-back job never
+    assert _run(client, _job_rows(emu)) == []
+
+
+def test_a_job_added_at_once_never_overtakes_the_waiting_jobs_of_its_lane(client: TestClient) -> None:
+    emu = client.app.state.emu  # type: ignore[attr-defined]
+    started: list[tuple[int, Any]] = []
+    _lane_handler(emu, started)
+
+    async def scenario() -> list[int]:
+        async with emu.transaction("default") as tx:
+            for n in range(3):
+                await schedule(tx, "test.deliver", tx.now, {"n": n})
+            await schedule(tx, "test.deliver", tx.now, {"n": 3}, at_once=True)
+            claimed = [row["running"] for row in await tx.all("SELECT running FROM jobs ORDER BY seq")]
+        await emu.jobs.flush()
+        return claimed  # type: ignore[no-any-return]
+
+    assert _run(client, scenario()) == [0, 0, 0, 0]  # it waited behind the others, unclaimed
+    assert [n for n, _ in started] == [0, 1, 2, 3]
+    # The lane is drained: a job added now is claimed as it is added again.
+    _run(client, _add_at_once(emu, 4))
+    assert started[-1] == (4, None)
+
+
+async def _add_at_once(emu: Any, n: int) -> None:
+    async with emu.transaction("default") as tx:
+        await schedule(tx, "test.deliver", tx.now, {"n": n}, at_once=True)
+        assert (await tx.one("SELECT running FROM jobs"))["running"] == 1
+    await emu.jobs.flush()
+
+
+def test_a_job_added_at_once_while_the_runner_is_paused_runs_after(client: TestClient) -> None:
+    emu = client.app.state.emu  # type: ignore[attr-defined]
+    started: list[tuple[int, Any]] = []
+    _lane_handler(emu, started)
+
+    async def scenario() -> list[tuple[int, Any]]:
+        async with emu.jobs.paused():
+            async with emu.transaction("default") as tx:
+                await schedule(tx, "test.deliver", tx.now, {"n": 7}, at_once=True)
+            await asyncio.sleep(0)
+            during = list(started)
+        await emu.jobs.flush()
+        return during
+
+    assert _run(client, scenario()) == []
+    assert started == [(7, None)]

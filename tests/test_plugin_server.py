@@ -145,6 +145,30 @@ def test_the_web_ui_loads_on_its_first_page_not_at_start() -> None:
     assert done.stdout.split() == ["False", "True", "True"]
 
 
+START_WITHOUT_THE_QA_CHECKS = """
+import json, sys, urllib.request
+from emulator.testing import EmulatorServer
+
+with EmulatorServer(smtp=False) as server:
+    sent = server.request("POST", "/emails", {"from": "a@acme.dev", "to": ["b@acme.dev"], "subject": "s",
+                                              "html": "<p>t</p>"})
+    before = "emulator.control.qa" in sys.modules
+    check = json.load(urllib.request.urlopen(f"{server.url}/_emulator/outbox/{sent['id']}/html-check"))
+    print(before, "emulator.control.qa" in sys.modules, sorted(check)[:1])
+"""
+
+
+def test_the_outbox_qa_checks_load_on_their_first_request_not_at_start() -> None:
+    # ~10 ms of a start that every test session pays (issue 28), for checks few sessions run.
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", START_WITHOUT_THE_QA_CHECKS], capture_output=True,
+                          text=True, check=True, timeout=60)
+    before, after, keys = done.stdout.split(maxsplit=2)
+    assert (before, after) == ("False", "True") and keys != "[]"
+
+
 def test_stop_takes_less_than_uvicorns_fixed_wait_and_frees_the_port() -> None:
     import socket
     import time

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import standardwebhooks
 from starlette.testclient import TestClient
 
-from emulator.resources.webhooks.delivery import sign, signature_header
+from emulator.resources.webhooks.signing import sign, signature_header
 from tests.conftest import FROZEN_AT
 from tests.webhooks_helpers import Receiver, advance, create_hook, verifies_at
 

@@ -58,7 +58,7 @@ TxHandler = Callable[["Tx", Job], Awaitable[None]]
 MORE = "more"
 DONE = None
 Step = Callable[["Tx", Job], Awaitable[datetime | str | None]]
-MAX_PARALLEL = 16
+MAX_PARALLEL = 32  # twice lanes.py LANE_PARALLEL: two hung endpoints never hold every slot
 BATCH = 200
 # Seconds between passes over a steady stream of due jobs. A pass holds the database for all the jobs it
 # takes, so shorter passes keep requests from waiting behind it (issue 18, 8 connections: 0.05 s gave a
@@ -77,17 +77,32 @@ TIDY_AFTER = 5000
 MAX_STOPS = 2000
 
 
-async def schedule(tx: Tx, kind: str, due_at: datetime, payload: dict[str, Any]) -> None:
-    """Add a job in the caller's transaction; the runner hears of it after commit."""
+async def schedule(tx: Tx, kind: str, due_at: datetime, payload: dict[str, Any], at_once: bool = False,
+                   memo: dict[str, Any] | None = None) -> None:
+    """Add a job in the caller's transaction; the runner hears of it after commit.
+
+    `at_once`: a job due now whose lane has room (lanes.py `has_room`) is added claimed and started
+    right after commit, with `memo` (facts the caller has at hand, kept in memory only) in the job the
+    handler gets; no pass of the runner reads it back first. A burst of events to one webhook
+    endpoint cost a pass per event before (issue 28). Otherwise the job waits for a pass as usual.
+    """
     runner: JobRunner = tx.emu.jobs
     lane = runner.lanes.key(kind, payload)
-    await tx.insert("jobs", {
-        "account": tx.account, "kind": kind, "due_at": to_db(due_at),
-        "payload": compact(payload), "lane": lane,
-    })
-    if lane is not None:
+    row: dict[str, Any] = {"account": tx.account, "kind": kind, "due_at": to_db(due_at),
+                           "payload": compact(payload), "lane": lane}
+    if at_once and lane is not None and due_at <= tx.now and runner.lanes.has_room(lane):
+        row["seq"] = await tx.insert_now("jobs", {**row, "running": 1})
+        job = {**row, "running": 1, "payload": payload, **(memo or {})}
         runner.lanes.seen.add(lane)
-    tx.after_commit(lambda: runner.wake_for(due_at))
+        tx.after_commit(lambda: runner.start_claimed(job))
+        return
+    await tx.insert("jobs", row)
+    if lane is None:
+        tx.after_commit(lambda: runner.wake_for(due_at))
+        return
+    runner.lanes.wait(lane)
+    # A busy lane is refilled by a pass once half its backlog is through: no pass for this job now.
+    tx.after_commit(lambda: None if runner.lanes.busy(lane) else runner.wake_for(due_at))
 
 
 class RunnerHost(Host, Protocol):
@@ -120,6 +135,7 @@ class JobRunner:
         # `wake_for` skip a wake (a whole pass) when the runner will look by then anyway.
         self._sleeping = False
         self._sleep_until: datetime | None = None
+        self._paused = False
         self._worked = 0  # jobs taken since memory was last given back (see `_tidy`)
 
     def handler(self, kind: str, fn: Handler, lane: Lane | None = None) -> None:
@@ -218,13 +234,23 @@ class JobRunner:
                 await tx.many("UPDATE jobs SET running = 1 WHERE seq = ?", [(r["seq"],) for r in claimed])
                 # A full batch, or one cut short: more is due now (the loop goes on after a yield).
                 more = unlaned >= BATCH or len(taken) < len(rows)
+                self.lanes.taken(len(taken) == len(rows))
                 next_due = 0.0 if more else await self._next_due(tx)
             for job in claimed:
-                self.lanes.claimed(job)
-                task = asyncio.create_task(self._run(job))
-                self._running.add(task)
-                task.add_done_callback(self._running.discard)
+                self._start(job)
             return (BATCH if more else len(taken)), next_due
+
+    def _start(self, job: Job) -> None:
+        self.lanes.claimed(job)
+        task = asyncio.create_task(self._run(job))
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
+
+    def start_claimed(self, job: Job) -> None:
+        """Start a job added claimed (`schedule(at_once=True)`), after its commit. While the runner is
+        paused or stopped it stays claimed, and `_prepare` gives it back to the passes."""
+        if self._task is not None and not self._paused:
+            self._start(job)
 
     async def _take_for_a_while(self, tx: Tx, rows: list[Job]) -> list[Job]:
         """Take `rows` in order (`claim` set on those to start as tasks) until PASS_SECONDS of in-transaction
@@ -374,9 +400,13 @@ class JobRunner:
     async def paused(self) -> AsyncIterator[None]:
         """No job starts inside the block, and none is running: for replacing the whole state."""
         async with self._pass_lock:
-            await self.clear()
-            yield
-            await self._prepare()  # the tables were replaced: their lanes (and columns) are new
+            self._paused = True
+            try:
+                await self.clear()
+                yield
+                await self._prepare()  # the tables were replaced: their lanes (and columns) are new
+            finally:
+                self._paused = False
 
     async def clear(self) -> None:
         for task in list(self._running):

@@ -64,6 +64,12 @@ def insert_sql(table: str, columns: tuple[str, ...]) -> str:
     return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})"
 
 
+@lru_cache(maxsize=512)
+def update_sql(table: str, columns: tuple[str, ...]) -> str:
+    assignments = ", ".join(f"{column} = ?" for column in columns)
+    return f"UPDATE {table} SET {assignments} WHERE id = ? AND account = ?"
+
+
 def apply_writes(raw: sqlite3.Connection, writes: Sequence[Write]) -> None:
     """Run `writes` in order; a run of the same parameterised statement (request-log rows, job
     deletions) goes to SQLite as one `executemany`."""
@@ -314,12 +320,16 @@ class Tx:
     async def insert(self, table: str, values: dict[str, Any]) -> None:
         self.queue(insert_sql(table, tuple(values)), tuple(values.values()))
 
+    async def insert_now(self, table: str, values: dict[str, Any]) -> int:
+        """Insert at once (with the writes queued before it) and return the new row's rowid."""
+        sql, params = insert_sql(table, tuple(values)), tuple(values.values())
+        return await self._trip(lambda raw: raw.execute(sql, params).lastrowid,  # type: ignore[no-any-return]
+                                writes_now=True, reads=False)
+
     async def update(self, table: str, row_id: str, values: dict[str, Any]) -> None:
         if not values:
             return
-        assignments = ", ".join(f"{column} = ?" for column in values)
-        self.queue(f"UPDATE {table} SET {assignments} WHERE id = ? AND account = ?",
-                   (*values.values(), row_id, self.account))
+        self.queue(update_sql(table, tuple(values)), (*values.values(), row_id, self.account))
 
 
 def _insert_table(write: Write) -> str | None:

@@ -17,7 +17,7 @@ from emulator.core.jobs import schedule
 from emulator.core.jsontext import compact
 
 if TYPE_CHECKING:
-    from emulator.core.db import Tx
+    from emulator.core.db import Row, Tx
     from emulator.core.events import Event
 
 DELIVER_JOB = "webhook.deliver"
@@ -42,15 +42,18 @@ EVENT_TYPES: tuple[str, ...] = (
 )
 
 _BASE62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
+_PAIRS = [high + low for high in _BASE62 for low in _BASE62]  # two digits per division: half as many
 
 
 def base62(raw: bytes, width: int = 27) -> str:
     """Fixed-width base62 of `raw`: 20 bytes give the 27 characters of a Svix id (`msg_2dGvTq8…`)."""
     number = int.from_bytes(raw, "big")
     chars = []
-    for _ in range(width):
-        number, digit = divmod(number, 62)
-        chars.append(_BASE62[digit])
+    for _ in range(width // 2):
+        number, pair = divmod(number, 62 * 62)
+        chars.append(_PAIRS[pair])
+    if width % 2:
+        chars.append(_BASE62[number % 62])
     return "".join(reversed(chars))
 
 
@@ -73,18 +76,32 @@ CACHE = "webhooks"
 async def subscribers(tx: Tx, event_type: str) -> list[str]:
     # Every event asks this; the enabled webhooks of all accounts are read once and cached until a
     # webhook changes (see `changed`), so most events cost no database trip here.
-    enabled = tx.emu.cache.get(CACHE)
+    enabled = await _enabled(tx)
+    return [hook["id"] for hook in enabled.values()
+            if hook["account"] == tx.account and event_type in hook["events"]]
+
+
+async def _enabled(tx: Tx) -> dict[str, Row]:
+    """Enabled webhook id → its row (`events` as a set), in creation order, from the cache."""
+    enabled: dict[str, Row] | None = tx.emu.cache.get(CACHE)
     if enabled is None:
-        rows = await tx.all("SELECT id, account, events FROM webhooks WHERE status = 'enabled' ORDER BY seq")
-        enabled = tx.emu.cache[CACHE] = [
-            (row["account"], row["id"], set(json.loads(row["events"]))) for row in rows
-        ]
-    return [hook_id for account, hook_id, events in enabled
-            if account == tx.account and event_type in events]
+        rows = await tx.all("SELECT id, account, events, endpoint, secret, previous_secret, previous_until"
+                            " FROM webhooks WHERE status = 'enabled' ORDER BY seq")
+        enabled = tx.emu.cache[CACHE] = {row["id"]: {**row, "events": set(json.loads(row["events"]))}
+                                         for row in rows}
+    return enabled
+
+
+def enabled_hook(emu: Any, webhook_id: str) -> Row | None:
+    """The webhook's row if it is enabled, from the cache; None when disabled, deleted, or when the
+    cache was dropped by a change (then only the database knows)."""
+    enabled: dict[str, Row] | None = emu.cache.get(CACHE)
+    return None if enabled is None else enabled.get(webhook_id)
 
 
 def subscriptions_changed(tx: Tx) -> None:
-    """Call in any transaction that writes the webhooks table (the cache is dropped now and at commit)."""
+    """Call in any transaction that writes the webhooks table (the cache is dropped now and at commit):
+    events read their subscribers from it, and deliveries their endpoint and secrets."""
     emu = tx.emu
     emu.invalidate(CACHE)
     tx.after_commit(lambda: emu.invalidate(CACHE))
@@ -103,8 +120,11 @@ async def fan_out(tx: Tx, event: Event) -> None:
             "type": event["type"], "payload": body, "status": "pending", "attempts": 0,
             "next_attempt_at": tx.now_db, "created_at": tx.now_db,
         })
+        # Started at once when it can be: the delivery then signs from the cached webhook and this body
+        # (ledger.py), with no read of its message first.
         await schedule(tx, DELIVER_JOB, tx.now, {"message_id": message_id, "mode": "auto",
-                                                 "webhook_id": webhook_id})
+                                                 "webhook_id": webhook_id},
+                       at_once=True, memo={"body": body})
 
 
 def message_payload(row: dict[str, Any]) -> Any:

@@ -235,6 +235,7 @@ async def rotate_secret(tx: Tx, webhook_id: str) -> dict[str, Any]:
         "secret": secret, "previous_secret": row["secret"],
         "previous_until": to_db(tx.now + ROTATION_OVERLAP),
     })
+    subscriptions_changed(tx)  # deliveries sign with the cached secrets (catalogue.py `enabled_hook`)
     return {"object": "webhook", "id": webhook_id, "signing_secret": secret}
 
 

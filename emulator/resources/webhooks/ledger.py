@@ -1,0 +1,276 @@
+"""The database side of webhook deliveries, shared by the deliveries under way. Reference: webhooks.md §4, §7.
+
+Before its POST a delivery reads its message and signs it; after, it records the attempt and the next
+step (success, a retry on the schedule, failure). One transaction each, those two cost more CPU than
+the POST itself in a burst of events (issue 28). So:
+- a delivery started as its event committed (catalogue.py `fan_out`) signs from the body it carries
+  and the cached webhook, reading nothing;
+- the others that start, and the records of those that end, share transactions: one read of all their
+  messages, the attempts written together, one COMMIT; records wait a moment for company.
+As with the group commit of core/db.py, no delivery goes on before the COMMIT that holds its writes; a
+batch that fails is retried item by item, so one broken item fails no other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from emulator.core.clock import to_db
+from emulator.core.jobs import schedule
+from emulator.resources.webhooks.catalogue import DELIVER_JOB, attempt_id, enabled_hook
+from emulator.resources.webhooks.faults import book
+from emulator.resources.webhooks.signing import build_headers
+
+if TYPE_CHECKING:
+    from emulator.core.db import Row, Tx
+    from emulator.core.emulator import Emulator
+    from emulator.core.jobs import Job
+
+# Delay after each failed attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h → 8 attempts in all [docs].
+RETRY_DELAYS = (5, 300, 1800, 7200, 18000, 36000, 36000)
+MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
+# Records wait up to RECORD_WAIT seconds for company (RECORD_BATCH of them, or a delivery to plan, ends
+# the wait): a delivery's receiver already has its POST, so only the slot it holds waits, and a burst
+# that keeps pace with its events records ~1 attempt per transaction otherwise (issue 28).
+RECORD_BATCH = 8
+RECORD_WAIT = 0.002
+_MESSAGES_AND_HOOKS = (
+    "SELECT m.*, w.endpoint, w.status AS hook_status, w.secret, w.previous_secret, w.previous_until"
+    " FROM webhook_messages m LEFT JOIN webhooks w ON w.id = m.webhook_id AND w.account = m.account"
+    " WHERE m.id IN ({})"
+)
+_MESSAGES = "SELECT id, account, status, attempts, tries FROM webhook_messages WHERE id IN ({})"
+_INSERT_ATTEMPT = (
+    "INSERT INTO webhook_attempts (id, account, webhook_id, message_id, http_status_code, response,"
+    " reason, sent_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+@dataclass(frozen=True)
+class Plan:
+    account: str
+    message_id: str
+    webhook_id: str
+    url: str
+    body: bytes
+    headers: dict[str, str]
+    mode: str
+    sent_at: datetime
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: int
+    response: str
+    reason: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+
+class _Start:
+    # Plain classes, not dataclasses: a dataclass costs ~0.5 ms of every start (issue 28, fixture).
+    __slots__ = ("done", "job")
+
+    def __init__(self, job: Job, done: asyncio.Future[Plan | None]) -> None:
+        self.job, self.done = job, done
+
+
+class _End:
+    __slots__ = ("done", "outcome", "plan")
+
+    def __init__(self, plan: Plan, outcome: Outcome, done: asyncio.Future[None]) -> None:
+        self.plan, self.outcome, self.done = plan, outcome, done
+
+
+class Ledger:
+    """One per emulator (`ledger(emu)`); its batches run one at a time in a task of their own."""
+
+    def __init__(self, emu: Emulator) -> None:
+        self.emu = emu
+        self._starts: list[_Start] = []
+        self._ends: list[_End] = []
+        self.task: asyncio.Task[None] | None = None
+        self._company: asyncio.Future[None] | None = None  # set while records wait for company
+
+    async def plan(self, job: Job) -> Plan | None:
+        """What to POST for `job` now, signed now; None when there is nothing to send (the webhook was
+        deleted or disabled, or the job is a repeat after a restart)."""
+        fresh = _fresh(self.emu, job)
+        if fresh is not None:
+            return fresh
+        start = _Start(job, self._future())
+        self._starts.append(start)
+        self._enough()
+        return await start.done
+
+    async def record(self, plan: Plan, outcome: Outcome) -> None:
+        """Record the attempt and the message's next state; returns once committed."""
+        end = _End(plan, outcome, self._future())
+        self._ends.append(end)
+        if len(self._ends) >= RECORD_BATCH:
+            self._enough()
+        await end.done
+
+    def _enough(self) -> None:
+        if self._company is not None:
+            _settle(self._company, None)
+
+    def _future(self) -> asyncio.Future[Any]:
+        loop = asyncio.get_running_loop()
+        if self.task is None:
+            # Starts on the next loop turn: whatever else asks in this one joins the batch.
+            self.task = loop.create_task(self._run())
+        return loop.create_future()
+
+    async def _run(self) -> None:
+        try:
+            while self._starts or self._ends:
+                if not self._starts and len(self._ends) < RECORD_BATCH:
+                    await self._wait_for_company()
+                starts, ends, self._starts, self._ends = self._starts, self._ends, [], []
+                try:
+                    await self._batch(starts, ends)
+                except Exception:
+                    items: list[_Start | _End] = [*ends, *starts]
+                    for item in items:
+                        await self._alone(item)
+        finally:
+            self.task = None
+
+    async def _wait_for_company(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._company = loop.create_future()
+        timer = loop.call_later(RECORD_WAIT, _settle, self._company, None)
+        try:
+            await self._company
+        finally:
+            timer.cancel()
+            self._company = None
+
+    async def _batch(self, starts: list[_Start], ends: list[_End]) -> None:
+        async with self.emu.transaction() as tx:
+            # Checked under the lock: a delivery cancelled by a reset or a restore meanwhile writes
+            # nothing into the new state.
+            ends = [end for end in ends if not end.done.done()]
+            starts = [start for start in starts if not start.done.done()]
+            await _write(tx, ends)
+            plans = await _read(tx, [start.job for start in starts])
+        for end in ends:
+            _settle(end.done, None)
+        for start, plan in zip(starts, plans, strict=True):
+            _settle(start.done, plan)
+
+    async def _alone(self, item: _Start | _End) -> None:
+        try:
+            if isinstance(item, _End):
+                await self._batch([], [item])
+            else:
+                await self._batch([item], [])
+        except Exception as exc:
+            if not item.done.done():
+                item.done.set_exception(exc)
+
+
+def _fresh(emu: Emulator, job: Job) -> Plan | None:
+    """The plan of a delivery started as its event was committed (catalogue.py `fan_out`), from the
+    body it carries and the cached webhook: its message is new (pending, never attempted), so there is
+    nothing to read. None when the webhook changed since (the database decides)."""
+    body: str | None = job.get("body")
+    hook = None if body is None else enabled_hook(emu, job["payload"]["webhook_id"])
+    if body is None or hook is None or hook["account"] != job["account"]:
+        return None
+    now, message_id, data = emu.clock.now(), job["payload"]["message_id"], body.encode()
+    return Plan(job["account"], message_id, hook["id"], hook["endpoint"], data,
+                build_headers(hook, message_id, now, data), "auto", now)
+
+
+def _settle(future: asyncio.Future[Any], value: Any) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+def _marks(count: int) -> str:
+    return ", ".join("?" * count)
+
+
+async def _read(tx: Tx, jobs: Sequence[Job]) -> list[Plan | None]:
+    if not jobs:
+        return []
+    ids = list(dict.fromkeys(job["payload"]["message_id"] for job in jobs))
+    rows = {row["id"]: row for row in await tx.all(_MESSAGES_AND_HOOKS.format(_marks(len(ids))), ids)}
+    return [await _plan(tx, job, rows.get(job["payload"]["message_id"])) for job in jobs]
+
+
+async def _plan(tx: Tx, job: Job, row: Row | None) -> Plan | None:
+    mode, message_id = job["payload"].get("mode", "auto"), job["payload"]["message_id"]
+    if row is None or row["account"] != job["account"]:
+        return None  # webhook deleted
+    if mode == "auto" and row["status"] in ("success", "failed"):
+        return None  # a job repeated after a restart
+    if row["hook_status"] != "enabled":
+        # A disabled endpoint gets no attempts [docs]; its pending retries end here (replayable later).
+        if mode == "auto":
+            row["status"] = "failed"
+            await tx.as_account(row["account"]).update(
+                "webhook_messages", message_id, {"status": "failed", "next_attempt_at": None})
+        return None
+    body = row["payload"].encode()
+    return Plan(row["account"], message_id, row["webhook_id"], row["endpoint"], body,
+                build_headers(row, message_id, tx.now, body), mode, tx.now)
+
+
+async def _write(tx: Tx, ends: Sequence[_End]) -> None:
+    if not ends:
+        return
+    ids = list(dict.fromkeys(end.plan.message_id for end in ends))
+    messages = {row["id"]: row for row in await tx.all(_MESSAGES.format(_marks(len(ids))), ids)}
+    attempts = []
+    for end in ends:
+        plan, message = end.plan, messages.get(end.plan.message_id)
+        if message is None or message["account"] != plan.account:
+            continue  # the webhook was deleted while the request was in flight
+        view = tx.as_account(plan.account)
+        tries = message["tries"] + 1  # automatic and replayed attempts alike
+        attempts.append((attempt_id(tx.emu.ids.seed, plan.message_id, tries), plan.account,
+                         plan.webhook_id, plan.message_id, end.outcome.status, end.outcome.response,
+                         end.outcome.reason, to_db(plan.sent_at)))
+        changes = {"tries": tries, **await _next_state(view, message, plan, end.outcome)}
+        message.update(changes)  # a second attempt at the same message in this batch builds on this one
+        await view.update("webhook_messages", plan.message_id, changes)
+    await tx.many(_INSERT_ATTEMPT, attempts)
+
+
+async def _next_state(tx: Tx, message: Row, plan: Plan, outcome: Outcome) -> dict[str, Any]:
+    if plan.mode == "replay":
+        # A replay leaves the automatic schedule alone [docs]; it only revives a failed message.
+        return {"status": "success"} if outcome.ok and message["status"] == "failed" else {}
+    attempts = message["attempts"] + 1
+    if outcome.ok:
+        return {"status": "success", "attempts": attempts, "next_attempt_at": None}
+    if attempts >= MAX_ATTEMPTS:
+        return {"status": "failed", "attempts": attempts, "next_attempt_at": None}
+    delay = RETRY_DELAYS[attempts - 1] * book(tx.emu).retry_scale
+    due = tx.now + timedelta(seconds=delay)
+    await schedule(tx, DELIVER_JOB, due, {"message_id": plan.message_id, "mode": "auto",
+                                          "webhook_id": plan.webhook_id})
+    return {"status": "attempting", "attempts": attempts, "next_attempt_at": to_db(due)}
+
+
+def ledger(emu: Emulator) -> Ledger:
+    found = emu.state.get("webhook_ledger")
+    if found is None:
+        found = emu.state["webhook_ledger"] = Ledger(emu)
+    return found  # type: ignore[no-any-return]
+
+
+async def stop(emu: Emulator) -> None:
+    found = emu.state.pop("webhook_ledger", None)
+    if found is not None and found.task is not None:
+        found.task.cancel()
+        await asyncio.gather(found.task, return_exceptions=True)
