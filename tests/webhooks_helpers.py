@@ -78,6 +78,14 @@ class Receiver:
     def types(self) -> list[str]:
         return [r.json["type"] for r in self.received]
 
+    def one_of_each(self, types: list[str]) -> list[dict[str, Any]]:
+        """The bodies received, one of each of `types` and nothing else, in that order. Deliveries to one
+        endpoint start oldest first but run side by side, so they may arrive in another order (Resend
+        documents no ordering either)."""
+        assert sorted(self.types()) == sorted(types), self.types()
+        bodies = {r.json["type"]: r.json for r in self.received}
+        return [bodies[kind] for kind in types]
+
     def start(self) -> Receiver:
         self.thread.start()
         return self
