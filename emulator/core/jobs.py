@@ -98,7 +98,7 @@ async def schedule(tx: Tx, kind: str, due_at: datetime, payload: dict[str, Any],
         return
     await tx.insert("jobs", row)
     if lane is None:
-        tx.after_commit(lambda: runner.wake_for(due_at))
+        tx.after_commit(lambda: runner.wake_for(due_at), once=("wake", due_at))
         return
     runner.lanes.wait(lane)
     # A busy lane is refilled by a pass once half its backlog is through: no pass for this job now.

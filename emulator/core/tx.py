@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, Protocol
@@ -102,6 +102,7 @@ class _TxState:
         self.long = False  # a chunked job's: breathes, and commits on a worker thread (db.py)
         self.now_db: str | None = None
         self.now_iso: str | None = None
+        self.once: dict[Hashable, int] = {}  # `after_commit(..., once=)` key → its callback's index
 
 
 class Tx:
@@ -166,8 +167,16 @@ class Tx:
     def new_id(self) -> str:
         return self.emu.ids.uuid()
 
-    def after_commit(self, callback: Callable[[], None]) -> None:
-        self._state.callbacks.append(callback)
+    def after_commit(self, callback: Callable[[], None], once: Hashable | None = None) -> None:
+        """Run `callback` once this transaction has committed; with `once`, only the first callback
+        given that key (a broadcast chunk schedules thousands of jobs due at the same time: one wake)."""
+        state = self._state
+        if once is not None:
+            # Still there unless dropped with its job's callbacks since (jobs.py truncates the list).
+            if state.once.get(once, len(state.callbacks)) < len(state.callbacks):
+                return
+            state.once[once] = len(state.callbacks)
+        state.callbacks.append(callback)
 
     def queue(self, sql: str, params: Params = ()) -> None:
         """A write whose result is not needed: it travels with the next read or the commit."""

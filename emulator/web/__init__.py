@@ -33,9 +33,8 @@ if TYPE_CHECKING:
 ROUTES: list[BaseRoute] = [*actions.ROUTES, *views.ROUTES, *deliveries.ROUTES, *dashboards.ROUTES,
                            *inboxes.ROUTES, *unsubscribe.ROUTES, *oauth.ROUTES, *spam.ROUTES, *theme.ROUTES,
                            *contacts.ROUTES, *imports.ROUTES, *broadcasts.ROUTES]
-TABLES = broadcasts.TABLES
 
-__all__ = ["ROUTES", "TABLES", "install"]
+__all__ = ["ROUTES", "install"]
 
 
 def install(emu: Emulator) -> None:

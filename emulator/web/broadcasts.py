@@ -26,9 +26,6 @@ from emulator.web.views import account_of
 BASE = f"{UI}/broadcasts"
 SHOWN = 100
 RECIPIENTS = 50
-# The index behind the delivery figures: only broadcast emails are in it, so other sends pay nothing.
-TABLES = ["CREATE INDEX IF NOT EXISTS emails_by_broadcast ON emails (account, broadcast_id, last_event)"
-          " WHERE broadcast_id IS NOT NULL"]
 
 
 async def _card(tx: Tx, row: Row, sizes: dict[str, int]) -> dict[str, Any]:

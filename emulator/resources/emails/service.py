@@ -64,6 +64,10 @@ TABLES = [
         created_at TEXT NOT NULL
     )""",
     "CREATE INDEX IF NOT EXISTS emails_account ON emails (account, seq)",
+    # Behind a broadcast's delivery figures (broadcasts/store.py `delivery_counts`, the UI's broadcast
+    # page): only broadcast emails are in it, so other sends pay nothing.
+    "CREATE INDEX IF NOT EXISTS emails_by_broadcast ON emails (account, broadcast_id, last_event)"
+    " WHERE broadcast_id IS NOT NULL",
     """CREATE TABLE IF NOT EXISTS email_attachments (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
         id TEXT NOT NULL UNIQUE,
