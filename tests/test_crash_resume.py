@@ -17,7 +17,7 @@ import httpx
 
 from tests.conftest import AUTH, KEY
 
-# Enough that a broadcast to them takes several chunks (each ~0.3 s of work) on the fastest machine.
+# Enough that a broadcast to them takes several chunks (each ~0.5 s of work) on the fastest machine.
 CONTACTS = 12_000
 
 

@@ -327,7 +327,7 @@ class Tx:
             self._state.pending.append((sql, listed, True))
 
     async def insert(self, table: str, values: dict[str, Any]) -> None:
-        self.queue(insert_sql(table, tuple(values)), tuple(values.values()))
+        self._state.pending.append((insert_sql(table, tuple(values)), tuple(values.values()), False))
 
     async def insert_now(self, table: str, values: dict[str, Any]) -> int:
         """Insert at once (with the writes queued before it) and return the new row's rowid."""

@@ -38,7 +38,7 @@ from emulator.resources.contacts import (
     segment_size,
 )
 from emulator.resources.emails import EmailDraft
-from emulator.resources.emails.service import store
+from emulator.resources.emails.service import spend_quota, store
 
 if TYPE_CHECKING:
     from emulator.core.db import Row, Tx
@@ -177,7 +177,7 @@ async def _send_to(tx: Tx, broadcast: Row, members: list[Row]) -> int:
     listed = await suppressions.lookup(tx, [contact["email"] for contact in eligible])
     fallbacks = await property_fallbacks(tx) if eligible else {}
     mark = tx.mark()
-    walked = 0
+    walked = sent = 0
     for contact in members:
         walked += 1
         if not _eligible(broadcast, contact):
@@ -186,10 +186,15 @@ async def _send_to(tx: Tx, broadcast: Row, members: list[Row]) -> int:
             await _record(tx, broadcast, contact, None, "suppressed", None)
         else:
             await _send_one(tx, broadcast, contact, fallbacks)
+            sent += 1
         if time.perf_counter() - started > CHUNK_SECONDS:
             break
     if not tx.sent_since(mark):
         tx.group_inserts(mark)
+    if sent:
+        # Marketing mail (limited by contacts instead) counts towards the quota but is never refused:
+        # a background job has no caller to answer a 429. One email, one recipient.
+        await spend_quota(tx, sent, enforce=False)
     return walked
 
 

@@ -233,12 +233,14 @@ async def prepare(tx: Tx, body: Any, credential: Credential | None,
 async def store(tx: Tx, draft: EmailDraft, template_id: str | None, credential: Credential | None,
                 source: str, queued: bool, broadcast_id: str | None = None) -> str:
     """Insert the email and start its life: scheduled, queued (batch) or sent at once. Broadcasts
-    store each of their emails through here (`source="broadcast"`, their `broadcast_id`)."""
+    store each of their emails through here (`source="broadcast"`, their `broadcast_id`) and count
+    them towards the quota themselves, once per slice of a chunk."""
     assert draft.from_ is not None and draft.subject is not None
-    # Broadcasts (marketing mail, limited by contacts instead) and automation steps run as background
-    # jobs with no caller to answer a 429: they count towards the quota but are not refused.
-    await quota.spend(tx, len(draft.to) + len(draft.cc or ()) + len(draft.bcc or ()),
-                      enforce=source not in ("broadcast", "automation"))
+    # Automation steps run as background jobs with no caller to answer a 429: they count towards the
+    # quota but are not refused.
+    if source != "broadcast":
+        await quota.spend(tx, len(draft.to) + len(draft.cc or ()) + len(draft.bcc or ()),
+                          enforce=source != "automation")
     email_id, now_db = tx.new_id(), tx.now_db
     scheduled = draft.scheduled_at is not None and draft.scheduled_at > tx.now
     html = await tracking.tracked_html(tx, email_id, draft.from_, draft.html)
