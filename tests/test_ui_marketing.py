@@ -11,7 +11,7 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from emulator.resources.broadcasts import fanout
+from emulator.core import tx as tx_module
 from emulator.testing import EmulatorServer
 from tests.conftest import AUTH
 from tests.contacts_helpers import advance, contact, segment, topic
@@ -108,7 +108,7 @@ def test_requests_are_answered_while_a_broadcast_goes_out(live_server: EmulatorS
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     # Chunks of one slice (200 members) rather than ~0.3 s of work: 3 000 members then make several,
     # however fast the machine, and the page is answered between them.
-    monkeypatch.setattr(fanout, "LONG_SECONDS", 0.0)
+    monkeypatch.setattr(tx_module, "LONG_SECONDS", 0.0)
     with httpx.Client(base_url=live_server.url, headers=AUTH, timeout=60) as api:
         assert api.post("/_emulator/reset").status_code == 200
         everyone = api.post("/segments", json={"name": "Everyone"}).json()["id"]

@@ -63,6 +63,19 @@ async def post(client: Client, url: str, limit: int = 1024, timeout: float = 5.0
                              timeout, limit)
 
 
+def posted(script: Script, times: int = 2, limit: int = 1024) -> tuple[list[Reply], Server]:
+    """`times` POSTs through one client to a server answering with `script`: the replies, and the server
+    (its connections and the requests it read)."""
+    async def scenario() -> tuple[list[Reply], Server]:
+        async with Server(script) as server:
+            client = Client()
+            replies = [await post(client, server.url, limit=limit) for _ in range(times)]
+            await client.close()
+        return replies, server
+
+    return asyncio.run(scenario())
+
+
 def keep_answering(answer: bytes) -> Script:
     async def script(server: Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                      _: int) -> None:
@@ -92,67 +105,43 @@ def test_requests_share_one_kept_alive_connection() -> None:
 def test_a_chunked_answer_is_read_whole() -> None:
     chunked = b"HTTP/1.1 202 Accepted\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"
 
-    async def scenario() -> None:
-        async with Server(keep_answering(chunked)) as server:
-            client = Client()
-            assert await post(client, server.url) == Reply(202, b"abcde")
-            assert await post(client, server.url) == Reply(202, b"abcde")
-            await client.close()
-        assert server.connections == 1
-
-    run(scenario())
+    replies, server = posted(keep_answering(chunked))
+    assert replies == [Reply(202, b"abcde")] * 2
+    assert server.connections == 1
 
 
 def test_an_answer_without_length_ends_with_its_connection() -> None:
-    async def scenario() -> None:
-        async def script(server: Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                         _: int) -> None:
-            await server.read_request(reader)
-            writer.write(b"HTTP/1.0 500 Internal Server Error\r\nContent-Type: text/plain\r\n\r\nboom")
+    async def script(server: Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                     _: int) -> None:
+        await server.read_request(reader)
+        writer.write(b"HTTP/1.0 500 Internal Server Error\r\nContent-Type: text/plain\r\n\r\nboom")
 
-        async with Server(script) as server:
-            client = Client()
-            assert await post(client, server.url) == Reply(500, b"boom")
-            assert await post(client, server.url) == Reply(500, b"boom")
-            await client.close()
-        assert server.connections == 2  # an HTTP/1.0 answer is never reused
-
-    run(scenario())
+    replies, server = posted(script)
+    assert replies == [Reply(500, b"boom")] * 2
+    assert server.connections == 2  # an HTTP/1.0 answer is never reused
 
 
 def test_a_long_answer_is_cut_at_the_limit_and_its_connection_dropped() -> None:
     big = b"x" * 100_000
     answer = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(big) + big
 
-    async def scenario() -> None:
-        async with Server(keep_answering(answer)) as server:
-            client = Client()
-            assert await post(client, server.url, limit=1000) == Reply(200, b"x" * 1000)
-            assert await post(client, server.url, limit=1000) == Reply(200, b"x" * 1000)
-            await client.close()
-        assert server.connections == 2
-
-    run(scenario())
+    replies, server = posted(keep_answering(answer), limit=1000)
+    assert replies == [Reply(200, b"x" * 1000)] * 2
+    assert server.connections == 2
 
 
 def test_a_kept_connection_the_endpoint_closed_is_replaced_once() -> None:
-    async def scenario() -> None:
-        async def script(server: Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                         number: int) -> None:
+    async def script(server: Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                     number: int) -> None:
+        await server.read_request(reader)
+        writer.write(OK)
+        await writer.drain()
+        if number == 1:  # the next request on this connection is read and left unanswered
             await server.read_request(reader)
-            writer.write(OK)
-            await writer.drain()
-            if number == 1:  # the next request on this connection is read and left unanswered
-                await server.read_request(reader)
 
-        async with Server(script) as server:
-            client = Client()
-            assert await post(client, server.url) == Reply(200, b'{"ok":true}')
-            assert await post(client, server.url) == Reply(200, b'{"ok":true}')
-            await client.close()
-        assert server.connections == 2 and len(server.bodies) == 3
-
-    run(scenario())
+    replies, server = posted(script)
+    assert replies == [Reply(200, b'{"ok":true}')] * 2
+    assert server.connections == 2 and len(server.bodies) == 3
 
 
 def test_a_fresh_connection_closed_without_an_answer_is_an_error() -> None:
@@ -185,13 +174,7 @@ def test_an_answer_that_is_not_http_is_an_error() -> None:
 def test_an_interim_answer_is_followed_by_the_real_one() -> None:
     answer = b"HTTP/1.1 100 Continue\r\n\r\n" + OK
 
-    async def scenario() -> None:
-        async with Server(keep_answering(answer)) as server:
-            client = Client()
-            assert await post(client, server.url) == Reply(200, b'{"ok":true}')
-            await client.close()
-
-    run(scenario())
+    assert posted(keep_answering(answer), times=1)[0] == [Reply(200, b'{"ok":true}')]
 
 
 def test_a_silent_endpoint_times_out_and_its_connection_is_not_reused() -> None:

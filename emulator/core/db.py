@@ -28,12 +28,12 @@ Long transactions (`transaction(..., long=True)`, for chunked jobs: an import's 
 emails): a database file writes every page a transaction changed into the log at its COMMIT, and a
 random index (an email's id, its events' subject) changes a page per row, so a few thousand rows per
 transaction write far fewer pages per row than a few hundred (issue 27, 100 000 emails: ~5 000 rows per
-COMMIT wrote half the log of 200). Such a transaction holds the lock for longer (about LONG_SECONDS), so
-it `breathe()`s between bounded slices of work: its queued writes go to SQLite and every task that is
-ready runs a step (health checks and anything else that needs no database answer at once; a request
-that does waits for the lock). Its COMMIT then runs on a worker thread, where SQLite writes the log
-without the GIL, so the loop goes on serving meanwhile; nothing else touches the connection, since the
-transaction still holds the lock.
+COMMIT wrote half the log of 200). Such a transaction holds the lock for longer (until its step finds
+it `long_enough`: tx.py LONG_SECONDS), so it `breathe()`s between bounded slices of work: its queued
+writes go to SQLite and every task that is ready runs a step (health checks and anything else that
+needs no database answer at once; a request that does waits for the lock). Its COMMIT then runs on a
+worker thread, where SQLite writes the log without the GIL, so the loop goes on serving meanwhile;
+nothing else touches the connection, since the transaction still holds the lock.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from emulator.core.checkpoint import SAFETY_PAGES, Checkpointer
 from emulator.core.config import DEFAULT_ACCOUNT
 from emulator.core.tx import Host, Params, Row, Tx, Write, apply_writes
 
-__all__ = ["DEFER_ROWS", "KERNEL_TABLES", "LONG_SECONDS", "Database", "Host", "Params", "Row", "Tx", "Write"]
+__all__ = ["DEFER_ROWS", "KERNEL_TABLES", "Database", "Host", "Params", "Row", "Tx", "Write"]
 
 # Deferred writes (request logs, `last_used_at`) ride with a writing commit only once this many wait or
 # the oldest has waited this long (wall-clock seconds); any read brings them in first, so no read ever
@@ -61,10 +61,6 @@ __all__ = ["DEFER_ROWS", "KERNEL_TABLES", "LONG_SECONDS", "Database", "Host", "P
 # ~13 pages a send writes to a database file's WAL.
 DEFER_ROWS = 64
 DEFER_SECONDS = 0.2
-# Wall-clock work a long transaction (chunked jobs) does before it commits: requests that need the
-# database wait at most about this long behind it. Longer ones write fewer pages per row (a 100 000-email
-# broadcast: ~1 s less at 1 s than at 0.3 s); half a second keeps a waiting page responsive.
-LONG_SECONDS = 0.5
 # How much of a database file SQLite reads through a memory mapping (fewer copies than read calls).
 MMAP_BYTES = 1 << 30
 

@@ -110,7 +110,8 @@ class RunnerHost(Host, Protocol):
 
     db: Database
 
-    def transaction(self, account: str | None = None) -> AbstractAsyncContextManager[Tx]: ...
+    def transaction(self, account: str | None = None,
+                    long: bool = False) -> AbstractAsyncContextManager[Tx]: ...
 
 
 class JobRunner:
@@ -330,7 +331,7 @@ class JobRunner:
         """Chunk after chunk until the step is done or wants a later time; the job row goes with the last."""
         while True:
             try:
-                async with self.emu.db.transaction(self.emu, job["account"], long=True) as tx:
+                async with self.emu.transaction(job["account"], long=True) as tx:
                     left = await step(tx, job)
                     if left == MORE:
                         continue

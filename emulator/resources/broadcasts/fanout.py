@@ -7,8 +7,8 @@ among the `suppressed` recipients. Each email carries `List-Unsubscribe` and `Li
 (RFC 8058) pointing at the emulator's own unsubscribe page.
 
 The fan-out is a chunked job: each chunk is a long transaction (core/db.py) of slices, each taking the
-next CHUNK members of the segment in joining order and storing their emails (with their events and
-delivery jobs) and recipient rows, with a breath between slices, until LONG_SECONDS have passed; the
+next SLICE members of the segment in joining order and storing their emails (with their events and
+delivery jobs) and recipient rows, with a breath between slices, until it is `long_enough`; the
 cursor in `broadcast_sends` moves in the same transaction. After a crash the job resumes after the last
 committed member, so every recipient gets exactly one email. The broadcast stays `queued` until the last chunk
 marks it `sent`; `broadcast_sends` also holds the audience size and how many members were walked, which
@@ -25,7 +25,6 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from emulator.core.clock import from_db
-from emulator.core.db import LONG_SECONDS
 from emulator.core.events import notify
 from emulator.core.jobs import DONE, MORE
 from emulator.resources import suppressions
@@ -44,13 +43,13 @@ if TYPE_CHECKING:
     from emulator.core.db import Row, Tx
 
 UNSUBSCRIBE_PATH = "/_emulator/unsubscribe/"
-# A slice takes up to CHUNK members and stops early once it has rendered for CHUNK_SECONDS (wall clock;
+# A slice takes up to SLICE members and stops early once it has rendered for SLICE_SECONDS (wall clock;
 # storing them then takes about as long again): on a busy machine a slice gets fewer members, never a
 # longer hold on the loop. The loop serves other tasks between slices, so this bounds how long a health
 # check waits behind a broadcast. Where a slice or chunk ends changes nothing a user sees: members are
 # taken in the same order either way.
-CHUNK = 200
-CHUNK_SECONDS = 0.01
+SLICE = 200
+SLICE_SECONDS = 0.01
 # `{{{NAME}}}` or `{{{NAME|fallback}}}`; names are letters, digits, `_` and `.` — no nested repetition, so
 # matching stays linear in the length of the HTML.
 VARIABLE = re.compile(r"\{\{\{\s*([A-Za-z0-9_.]+)\s*(?:\|([^{}|]*))?\}\}\}")
@@ -150,18 +149,18 @@ async def run_send(tx: Tx, job: dict[str, Any]) -> str | None:
     if broadcast["scheduled_at"] and from_db(broadcast["scheduled_at"]) > tx.now:
         return DONE  # rescheduled: the job of the new time sends it
     progress = await _progress(tx, broadcast)
-    cursor, started = progress["cursor"], time.perf_counter()
+    cursor = progress["cursor"]
     while True:
-        members = await segment_members_after(tx, broadcast["segment_id"], cursor, CHUNK,
+        members = await segment_members_after(tx, broadcast["segment_id"], cursor, SLICE,
                                               broadcast["topic_id"])
         walked = await _send_to(tx, broadcast, members)
         if walked:
             cursor = members[walked - 1]["member_seq"]
             tx.queue("UPDATE broadcast_sends SET cursor = ?, walked = walked + ?"
                      " WHERE account = ? AND broadcast_id = ?", (cursor, walked, tx.account, broadcast["id"]))
-        if walked == len(members) < CHUNK:
+        if walked == len(members) < SLICE:
             break
-        if time.perf_counter() - started > LONG_SECONDS:
+        if tx.long_enough:
             notify(tx, broadcast["id"])
             return MORE
         await tx.breathe()
@@ -171,7 +170,7 @@ async def run_send(tx: Tx, job: dict[str, Any]) -> str | None:
 
 
 async def _send_to(tx: Tx, broadcast: Row, members: list[Row]) -> int:
-    """Email the eligible among `members`, in order, until CHUNK_SECONDS have passed; how many were walked."""
+    """Email the eligible among `members`, in order, until SLICE_SECONDS have passed; how many were walked."""
     started = time.perf_counter()
     eligible = [contact for contact in members if _eligible(broadcast, contact)]
     listed = await suppressions.lookup(tx, [contact["email"] for contact in eligible])
@@ -187,7 +186,7 @@ async def _send_to(tx: Tx, broadcast: Row, members: list[Row]) -> int:
         else:
             await _send_one(tx, broadcast, contact, fallbacks)
             sent += 1
-        if time.perf_counter() - started > CHUNK_SECONDS:
+        if time.perf_counter() - started > SLICE_SECONDS:
             break
     if not tx.sent_since(mark):
         tx.group_inserts(mark)

@@ -6,7 +6,7 @@ reads only the parts under its cursor, never the whole file. The cursor is a byt
 (`options.position` of the import row). The rows fall due in parts: ROWS_PER_SECOND at upload + 1 s,
 as many a second later, and so on (`options.due`: when the next part falls due). A step runs the parts
 due by its `now`, each stamped with its own due time, in slices with breaths between (a long
-transaction, core/db.py) until LONG_SECONDS have passed; it writes their contacts and memberships and
+transaction, core/db.py) until it is `long_enough`; it writes their contacts and memberships and
 moves the cursor, the counts and `due` in the same transaction: after a crash the step that runs again
 starts where the last committed one stopped, so no row is read or counted twice. A clock jumped a
 minute ahead thus imports 30 000 rows in a few transactions, not sixty. Parts behind the cursor are
@@ -18,14 +18,12 @@ from __future__ import annotations
 import csv
 import json
 import math
-import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from emulator.core.addresses import valid_address
 from emulator.core.clock import from_db, to_db
-from emulator.core.db import LONG_SECONDS
 from emulator.core.events import notify
 from emulator.core.jobs import DONE, MORE
 from emulator.resources.contacts.store import email_key
@@ -246,7 +244,8 @@ async def _from_legacy_row(tx: Tx, row: Row, options: dict[str, Any]) -> None:
 
 
 async def run_step(tx: Tx, job: dict[str, Any]) -> datetime | str | None:
-    """The parts due by now, oldest first, for up to LONG_SECONDS: `completed` once the file is through;
+    """The parts due by now, oldest first, until the transaction is long enough: `completed` once the file
+    is through;
     MORE while parts are still due; else the time the next part falls due."""
     row = await tx.one("SELECT id, status, options, counts, csv FROM contact_imports"
                        " WHERE account = ? AND id = ?",
@@ -257,13 +256,13 @@ async def run_step(tx: Tx, job: dict[str, Any]) -> datetime | str | None:
     if "size" not in options:
         await _from_legacy_row(tx, row, options)
     due = from_db(options.get("due") or job["due_at"])
-    started, finished, through = time.perf_counter(), due, False
+    finished, through = due, False
     while due <= tx.now and not through:
         parsed, through = await _take(tx, row["id"], options, counts)
         if parsed:
             await _apply(tx, parsed, options, counts, to_db(due))
         finished, due = due, due + timedelta(seconds=1)
-        if time.perf_counter() - started > LONG_SECONDS:
+        if tx.long_enough:
             break
         await tx.breathe()
     options["due"] = to_db(due)

@@ -124,19 +124,19 @@ async def segment_members_after(tx: Tx, segment_id: str, after: int, limit: int,
     without a topic). Only what a send needs: a broadcast reads 100 000 of these."""
     page = (tx.account, segment_id, after, limit)
     if topic_id is None:  # no topic to look up per member: ~10% of a broadcast's time went to this read
-        return await tx.all(f"SELECT {_MEMBER_COLUMNS}, NULL AS subscription {_MEMBERS_PAGE}", page)
-    return await tx.all(
-        f"SELECT {_MEMBER_COLUMNS}, COALESCE(ct.subscription, t.default_subscription) AS subscription"
-        f" {_MEMBERS_PAGE.replace(' WHERE ', _TOPIC_JOINS + ' WHERE ', 1)}", (topic_id, *page))
+        return await tx.all(f"SELECT {_MEMBER_COLUMNS}, NULL AS subscription {_MEMBERS} {_PAGE}", page)
+    return await tx.all(f"SELECT {_MEMBER_COLUMNS}, {_SUBSCRIPTION} {_MEMBERS} {_TOPIC_JOINS} {_PAGE}",
+                        (topic_id, *page))
 
 
 _MEMBER_COLUMNS = ("c.id, c.email, c.first_name, c.last_name, c.unsubscribed, c.properties,"
                    " sc.seq AS member_seq")
-_MEMBERS_PAGE = ("FROM segment_contacts sc JOIN contacts c ON c.account = sc.account AND c.id = sc.contact_id"
-                 " WHERE sc.account = ? AND sc.segment_id = ? AND sc.seq > ? ORDER BY sc.seq LIMIT ?")
-_TOPIC_JOINS = (" LEFT JOIN topics t ON t.account = sc.account AND t.id = ?"
+_MEMBERS = "FROM segment_contacts sc JOIN contacts c ON c.account = sc.account AND c.id = sc.contact_id"
+_SUBSCRIPTION = "COALESCE(ct.subscription, t.default_subscription) AS subscription"
+_TOPIC_JOINS = ("LEFT JOIN topics t ON t.account = sc.account AND t.id = ?"
                 " LEFT JOIN contact_topics ct"
                 " ON ct.account = sc.account AND ct.contact_id = c.id AND ct.topic_id = t.id")
+_PAGE = "WHERE sc.account = ? AND sc.segment_id = ? AND sc.seq > ? ORDER BY sc.seq LIMIT ?"
 
 
 async def segment_size(tx: Tx, segment_id: str) -> int:
