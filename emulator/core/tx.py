@@ -106,7 +106,7 @@ class _TxState:
         self.taken_deferred: list[Write] = []  # given back to the database if this rolls back
         self.member = False  # joined an open group: its writes sit in a savepoint of their own
         self.long = False  # a chunked job's: breathes, and commits on a worker thread (db.py)
-        self.started = time.perf_counter()
+        self.started = 0.0  # a long one's start (wall clock), for `Tx.long_enough`
         self.now_db: str | None = None
         self.now_iso: str | None = None
         self.once: dict[Hashable, int] = {}  # `after_commit(..., once=)` key → its callback's index
@@ -125,6 +125,8 @@ class Tx:
             state = _TxState()
             state.member = db.group is not None
             state.long = long
+            if long:
+                state.started = time.perf_counter()
         self._state = state
 
     def as_account(self, account: str) -> Tx:
