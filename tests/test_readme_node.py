@@ -85,15 +85,20 @@ def test_the_node_recipe_installs_what_it_imports() -> None:
     assert set(install.split()[3:]) == {spec.rsplit("@", 1)[0] for spec in NODE_RUNNERS}
 
 
+def run_recipe(project: Path, runner: str) -> subprocess.CompletedProcess[str]:
+    """The README's command for `runner` in `project`; it must succeed."""
+    [command] = [line for line in recipe_commands() if runner in line]
+    done = subprocess.run(["bash", "-ec", command], cwd=project, env=node_env(), capture_output=True,
+                          text=True, timeout=180)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done
+
+
 def test_the_node_recipe_runs_under_vitest(node_runners: Path, tmp_path: Path) -> None:
     files = recipe_files()
     assert set(files) == {"test/emulator.setup.mjs", "vitest.config.mjs", "jest.config.mjs",
                           "test/mail.test.mjs"}
-    project = write_project(tmp_path, files, node_runners)
-    [command] = [line for line in recipe_commands() if "vitest" in line]
-    done = subprocess.run(["bash", "-ec", command], cwd=project, env=node_env(), capture_output=True,
-                          text=True, timeout=180)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    done = run_recipe(write_project(tmp_path, files, node_runners), "vitest")
     assert re.search(r"Tests\s+2 passed \(2\)", done.stdout), done.stdout[-3000:]
 
 
@@ -103,11 +108,7 @@ def test_the_node_recipe_runs_under_jest_with_the_import_it_names(node_runners: 
     test_file = files["test/mail.test.mjs"]
     assert JEST_IMPORT in test_file  # the one change the README tells Jest users to make
     files["test/mail.test.mjs"] = test_file.replace('from "vitest";', 'from "@jest/globals";')
-    project = write_project(tmp_path, files, node_runners)
-    [command] = [line for line in recipe_commands() if "jest" in line]
-    done = subprocess.run(["bash", "-ec", command], cwd=project, env=node_env(), capture_output=True,
-                          text=True, timeout=180)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    done = run_recipe(write_project(tmp_path, files, node_runners), "jest")
     assert re.search(r"Tests:\s+2 passed, 2 total", done.stderr), done.stderr[-3000:]
 
 
