@@ -41,6 +41,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import itertools
+import os
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -83,6 +85,17 @@ def _trim_heap() -> None:
     trim(0)
 
 
+_memdb_names = itertools.count(1)
+
+
+def _memdb_uri() -> str:
+    """An in-memory database on SQLite's `memdb` file system, private to its one connection (no leading
+    `/` in the name). A plain `:memory:` database's COMMIT costs grow with the database: after 80 000
+    sends 45 µs each against 7 µs here, where the cost stays flat (issue 28). memdb grows to at most
+    1 GiB (SQLite's default); beyond that, SQLite answers `database or disk is full`."""
+    return f"file:resend-emulator-{os.getpid()}-{next(_memdb_names)}?vfs=memdb"
+
+
 def _dict_row(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> Row:
     return {column[0]: value for column, value in zip(cursor.description, row, strict=True)}
 
@@ -116,8 +129,9 @@ class Database:
         return await asyncio.to_thread(fn, self.conn._conn)
 
     async def open(self, ddl: Iterable[str]) -> None:
-        self._conn = await aiosqlite.connect(self.path or ":memory:", isolation_level=None,
-                                               check_same_thread=False)
+        in_memory = self.path in ("", ":memory:")
+        self._conn = await aiosqlite.connect(_memdb_uri() if in_memory else self.path, uri=in_memory,
+                                             isolation_level=None, check_same_thread=False)
         self._conn.row_factory = _dict_row  # type: ignore[assignment]
         statements = ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA temp_store=MEMORY",
                       *KERNEL_TABLES, *ddl]
