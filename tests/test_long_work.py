@@ -81,5 +81,5 @@ def test_the_broadcast_delivery_index_exists_before_the_ui_first_loads(tmp_path:
         pass
     with sqlite3.connect(path) as raw:
         names = {row[0] for row in raw.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
-    assert {"emails_by_broadcast", "broadcast_recipients_by_token", "jobs_by_lane"} <= names
-    assert "broadcast_recipients_by_email" not in names and "jobs_lane" not in names
+    assert {"emails_by_broadcast", "broadcast_recipients_by_token", "jobs_waiting_by_lane"} <= names
+    assert not {"broadcast_recipients_by_email", "jobs_lane", "jobs_by_lane", "jobs_due"} & names

@@ -47,12 +47,19 @@ TABLES = [
         payload TEXT NOT NULL,
         lane TEXT
     )""",
-    "CREATE INDEX IF NOT EXISTS jobs_due ON jobs (running, due_at)",
+    # Only the jobs waiting to be taken: a claimed job (one started at its commit, a delivery above all)
+    # touches no index when it is added and none when it is deleted (issue 28: a burst of webhook events
+    # wrote and deleted two index entries per delivery). `jobs_due` is its predecessor, which covered all.
+    "CREATE INDEX IF NOT EXISTS jobs_waiting ON jobs (due_at) WHERE running = 0",
 ]
 
 Job = dict[str, Any]
+# A handler that returns HANDED_OFF has passed its job on (webhook deliveries: to the ledger that records
+# their outcome, resources/webhooks/ledger.py), and whoever took it deletes the job's row in the
+# transaction that completes it: the runner leaves the row claimed, so a crash before that re-runs it.
+HANDED_OFF = "handed off"
 # Handlers receive the running Emulator (typed where they are written, above this layer).
-Handler = Callable[[Any, Job], Awaitable[None]]
+Handler = Callable[[Any, Job], Awaitable[str | None]]
 TxHandler = Callable[["Tx", Job], Awaitable[None]]
 # What a chunk step says is left: another chunk at once, nothing, or the next chunk at a later time.
 MORE = "more"
@@ -138,6 +145,11 @@ class JobRunner:
         self._sleep_until: datetime | None = None
         self._paused = False
         self._worked = 0  # jobs taken since memory was last given back (see `_tidy`)
+        # Work handed off by handlers (`follow`), which `flush` waits for as for running jobs; and the
+        # state it belongs to: a reset or a restore starts a new generation, and work handed off in an
+        # older one writes nothing into the new state.
+        self._following: dict[asyncio.Future[Any], Callable[[], None]] = {}
+        self.generation = 0
 
     def handler(self, kind: str, fn: Handler, lane: Lane | None = None) -> None:
         """`fn` runs outside any transaction; with `lane`, at most LANE_PARALLEL jobs of a lane at once."""
@@ -247,6 +259,13 @@ class JobRunner:
         self._running.add(task)
         task.add_done_callback(self._running.discard)
 
+    def follow(self, work: asyncio.Future[Any], hurry: Callable[[], None]) -> None:
+        """Have `flush` wait for `work` (a task finishing what handlers handed off) as for running jobs;
+        `hurry()` asks it to finish without waiting for more company (a caller waits)."""
+        if work not in self._following:
+            self._following[work] = hurry
+            work.add_done_callback(lambda _: self._following.pop(work, None))
+
     def start_claimed(self, job: Job) -> None:
         """Start a job added claimed (`schedule(at_once=True)`), after its commit. While the runner is
         paused or stopped it stays claimed, and `_prepare` gives it back to the passes."""
@@ -312,18 +331,20 @@ class JobRunner:
                 await self._run_chunks(job, step)
                 return
             handler = self.handlers.get(job["kind"])
+            left = None
             try:
                 if handler is None:
                     log.warning("no handler for job kind %s", job["kind"])
                 else:
-                    await handler(self.emu, job)
+                    left = await handler(self.emu, job)
             except Exception:  # a broken job must never stop the runner
                 log.exception("job %s failed", job["kind"])
             finally:
                 # Rides with the next commit instead of costing one of its own. A crash before that
                 # leaves the row claimed; start() re-runs it, and handlers treat a repeat as a no-op
                 # (a delivered message is not sent again).
-                self.emu.db.defer("DELETE FROM jobs WHERE seq = ?", (job["seq"],))
+                if left != HANDED_OFF:
+                    self.emu.db.defer("DELETE FROM jobs WHERE seq = ?", (job["seq"],))
                 if self.lanes.finished(job):
                     self.wake()  # half its backlog is through: the next pass refills it
 
@@ -357,9 +378,15 @@ class JobRunner:
         for _ in range(rounds):
             taken = await self.run_due()
             total += taken
-            if self._running:
-                await asyncio.gather(*list(self._running), return_exceptions=True)
-            elif not taken:
+            busy = bool(self._running or self._following)
+            while self._running or self._following:
+                if self._running:
+                    await asyncio.gather(*list(self._running), return_exceptions=True)
+                    continue
+                for hurry in list(self._following.values()):
+                    hurry()
+                await asyncio.gather(*list(self._following), return_exceptions=True)
+            if not busy and not taken:
                 break
         return total
 
@@ -402,6 +429,7 @@ class JobRunner:
         """No job starts inside the block, and none is running: for replacing the whole state."""
         async with self._pass_lock:
             self._paused = True
+            self.generation += 1
             try:
                 await self.clear()
                 yield

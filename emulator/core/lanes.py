@@ -29,9 +29,11 @@ LANE_PARALLEL = 16
 LANE_BACKLOG = 4 * LANE_PARALLEL
 # Created once the column exists (a file from before lanes gets it in `prepare`). Partial: most jobs
 # (every send's delivery outcome) have no lane and need no entry (issue 27: a page write less per email of
-# a broadcast). `jobs_lane` is its predecessor, which covered every job.
-LANE_INDEX = ("CREATE INDEX IF NOT EXISTS jobs_by_lane ON jobs (lane, running, due_at)"
-              " WHERE lane IS NOT NULL")
+# a broadcast), and a claimed job is not waiting (issue 28: a delivery started at its commit is added
+# claimed, and deleted so). `jobs_lane` and `jobs_by_lane` are its predecessors, which covered more.
+LANE_INDEX = ("CREATE INDEX IF NOT EXISTS jobs_waiting_by_lane ON jobs (lane, due_at)"
+              " WHERE lane IS NOT NULL AND running = 0")
+_OLD_INDEXES = ("jobs_lane", "jobs_by_lane", "jobs_due")
 
 
 class Lanes:
@@ -49,19 +51,19 @@ class Lanes:
         return None if lane is None else f"{kind}:{lane({'kind': kind, 'payload': payload})}"
 
     async def prepare(self, tx: Tx) -> None:
-        """Give a table from before lanes its column and index."""
+        """Give a table from before lanes its column, and any file its current indexes."""
         columns = {row["name"] for row in await tx.all("PRAGMA table_info(jobs)")}
         if "lane" not in columns:
             await tx.run("ALTER TABLE jobs ADD COLUMN lane TEXT")
-        await tx.run("DROP INDEX IF EXISTS jobs_lane")
+        for name in _OLD_INDEXES:
+            await tx.run(f"DROP INDEX IF EXISTS {name}")
         await tx.run(LANE_INDEX)
 
     async def learn(self, tx: Tx) -> None:
-        """Start over from the table: the lanes with jobs, none claimed."""
-        rows = await tx.all(
-            "SELECT lane, MIN(running) AS claimed FROM jobs WHERE lane IS NOT NULL GROUP BY lane")
+        """Start over from the table, where no job is claimed (jobs.py `_prepare`): the lanes with jobs."""
+        rows = await tx.all("SELECT DISTINCT lane FROM jobs WHERE lane IS NOT NULL AND running = 0")
         self.seen = {row["lane"] for row in rows}
-        self.waiting = {row["lane"] for row in rows if not row["claimed"]}
+        self.waiting = set(self.seen)
         self._claimed.clear()
 
     def wait(self, lane: str) -> None:
@@ -89,8 +91,8 @@ class Lanes:
         self._drained = set()
 
     async def due_rows(self, tx: Tx) -> list[Job]:
-        """Each lane's oldest due jobs, as many as its backlog has room for; a lane left with no job at
-        all is forgotten."""
+        """Each lane's oldest due jobs, as many as its backlog has room for; a lane left with no job
+        waiting and none claimed is forgotten."""
         rows: list[Job] = []
         for lane in list(self.seen):
             room = LANE_BACKLOG - self._claimed.get(lane, 0)
@@ -103,7 +105,7 @@ class Lanes:
                     (lane, tx.now_db)):
                 self._drained.add(lane)
             if not found and not self._claimed.get(lane) and not await tx.one(
-                    "SELECT 1 FROM jobs WHERE lane = ? LIMIT 1", (lane,)):
+                    "SELECT 1 FROM jobs WHERE lane = ? AND running = 0 LIMIT 1", (lane,)):
                 self.seen.discard(lane)
             rows += found
         return rows

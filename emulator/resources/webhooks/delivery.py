@@ -1,8 +1,9 @@
 """Webhook delivery: sign, POST, record the attempt, schedule the retry. Reference: webhooks.md §4, §7.
 
 Each delivery is a job (a row, so it survives a restart with a file database). A job runs in three
-steps: read the message and sign it, POST it with no transaction open, record the attempt and the next
-step; the reads and the records of the deliveries under way share transactions (ledger.py). A timeout
+steps: read the message and sign it, POST it with no transaction open, hand the outcome to the ledger,
+which records the attempt and the next step and deletes the job's row; the reads and the records of the
+deliveries under way share transactions (ledger.py). A timeout
 or a refused connection is an attempt like any other (status 0 and the reason), so nothing can crash
 the runner or stall the queue.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+from emulator.core.jobs import HANDED_OFF
 from emulator.resources.webhooks.catalogue import DELIVER_JOB
 from emulator.resources.webhooks.client import Client, ConnectError
 from emulator.resources.webhooks.faults import Fault, book
@@ -28,11 +30,11 @@ RESPONSE_LIMIT = 64 * 1024
 
 # ---- the job -----------------------------------------------------------------------------------
 
-async def deliver(emu: Emulator, job: Job) -> None:
+async def deliver(emu: Emulator, job: Job) -> str | None:
     shared = ledger(emu)
     plan = await shared.plan(job)
     if plan is None:
-        return
+        return None
     # Time spent queued behind the endpoint's other deliveries counts against this attempt's budget:
     # a hanging endpoint times its queue out in one timeout (a flush waits that long, not one per
     # delivery), and its messages retry on schedule like any timeout.
@@ -40,7 +42,8 @@ async def deliver(emu: Emulator, job: Job) -> None:
     waited = _waited(emu, plan, float(job.get("queued_for", 0.0)), started)
     outcome = await _attempt(emu, plan, waited)
     _remember_hang(emu, plan, outcome, started, waited)
-    await shared.record(plan, outcome)
+    shared.hand_off(plan, outcome, job)
+    return HANDED_OFF
 
 
 def _hangs(emu: Emulator) -> dict[str, float]:

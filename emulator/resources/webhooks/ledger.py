@@ -7,15 +7,21 @@ the POST itself in a burst of events (issue 28). So:
   and the cached webhook, reading nothing;
 - the others that start, and the records of those that end, share transactions: one read of all their
   messages, the attempts written together, one COMMIT; records wait a moment for company.
-As with the group commit of core/db.py, no delivery goes on before the COMMIT that holds its writes; a
+As with the group commit of core/db.py, no delivery goes on before the COMMIT that holds its reads; a
 batch that fails is retried item by item, so one broken item fails no other.
+
+A delivery's job hands its outcome off (`hand_off`) rather than waiting for its record: its slot frees as
+its POST ends, and the job row is deleted in the transaction that records the attempt, so a crash before
+that re-runs the job, which finds its message as it was (a repeat of a recorded success sends nothing).
+The runner's `flush` waits for the records (jobs.py `follow`); a reset or a restore drops those of the
+state before it (jobs.py `generation`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -34,39 +40,46 @@ if TYPE_CHECKING:
 RETRY_DELAYS = (5, 300, 1800, 7200, 18000, 36000, 36000)
 MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
 # Records wait up to RECORD_WAIT seconds for company (RECORD_BATCH of them, or a delivery to plan, ends
-# the wait): a delivery's receiver already has its POST, so only the slot it holds waits, and a burst
-# that keeps pace with its events records ~1 attempt per transaction otherwise (issue 28).
-RECORD_BATCH = 8
-RECORD_WAIT = 0.002
+# the wait): nothing waits for a handed-off record but `flush`, and a burst that keeps pace with its
+# events records ~1 attempt per transaction otherwise (issue 28).
+RECORD_BATCH = 64
+RECORD_WAIT = 0.005
 _MESSAGES_AND_HOOKS = (
     "SELECT m.*, w.endpoint, w.status AS hook_status, w.secret, w.previous_secret, w.previous_until"
     " FROM webhook_messages m LEFT JOIN webhooks w ON w.id = m.webhook_id AND w.account = m.account"
     " WHERE m.id IN ({})"
 )
 _MESSAGES = "SELECT id, account, status, attempts, tries FROM webhook_messages WHERE id IN ({})"
+_DELETE_JOB = "DELETE FROM jobs WHERE seq = ?"
 _INSERT_ATTEMPT = (
     "INSERT INTO webhook_attempts (id, account, webhook_id, message_id, http_status_code, response,"
     " reason, sent_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
-@dataclass(frozen=True)
+log = logging.getLogger("emulator.webhooks")
+
+
+# Plain classes, not dataclasses: a dataclass costs ~0.5 ms of every start (issue 28, fixture), and a
+# frozen one's fields are set one `object.__setattr__` call each (a Plan and an Outcome per delivery).
 class Plan:
-    account: str
-    message_id: str
-    webhook_id: str
-    url: str
-    body: bytes
-    headers: dict[str, str]
-    mode: str
-    sent_at: datetime
+    """What one attempt POSTs, signed when it is made."""
+
+    __slots__ = ("account", "body", "headers", "message_id", "mode", "sent_at", "url", "webhook_id")
+
+    def __init__(self, account: str, message_id: str, webhook_id: str, url: str, body: bytes,
+                 headers: dict[str, str], mode: str, sent_at: datetime) -> None:
+        self.account, self.message_id, self.webhook_id, self.url = account, message_id, webhook_id, url
+        self.body, self.headers, self.mode, self.sent_at = body, headers, mode, sent_at
 
 
-@dataclass(frozen=True)
 class Outcome:
-    status: int
-    response: str
-    reason: str | None = None
+    """How an attempt ended: the HTTP status (0 without an answer), the response text, and why."""
+
+    __slots__ = ("reason", "response", "status")
+
+    def __init__(self, status: int, response: str, reason: str | None = None) -> None:
+        self.status, self.response, self.reason = status, response, reason
 
     @property
     def ok(self) -> bool:
@@ -74,7 +87,6 @@ class Outcome:
 
 
 class _Start:
-    # Plain classes, not dataclasses: a dataclass costs ~0.5 ms of every start (issue 28, fixture).
     __slots__ = ("done", "job")
 
     def __init__(self, job: Job, done: asyncio.Future[Plan | None]) -> None:
@@ -82,10 +94,18 @@ class _Start:
 
 
 class _End:
-    __slots__ = ("done", "outcome", "plan")
+    """A record to make: awaited (`done`), or handed off with the job row it ends (`seq`, in the runner's
+    `generation` of the state)."""
 
-    def __init__(self, plan: Plan, outcome: Outcome, done: asyncio.Future[None]) -> None:
-        self.plan, self.outcome, self.done = plan, outcome, done
+    __slots__ = ("done", "generation", "outcome", "plan", "seq")
+
+    def __init__(self, plan: Plan, outcome: Outcome, done: asyncio.Future[None] | None,
+                 seq: int | None = None, generation: int = 0) -> None:
+        self.plan, self.outcome, self.done, self.seq, self.generation = plan, outcome, done, seq, generation
+
+    def wanted(self, generation: int) -> bool:
+        """Whether to record it still: not cancelled (by a reset, a restore or a stop) meanwhile."""
+        return self.generation == generation if self.done is None else not self.done.done()
 
 
 class Ledger:
@@ -97,6 +117,7 @@ class Ledger:
         self._ends: list[_End] = []
         self.task: asyncio.Task[None] | None = None
         self._company: asyncio.Future[None] | None = None  # set while records wait for company
+        self._hurried = False  # someone waits for the records (`hurry`): no waiting for company
 
     async def plan(self, job: Job) -> Plan | None:
         """What to POST for `job` now, signed now; None when there is nothing to send (the webhook was
@@ -112,26 +133,43 @@ class Ledger:
     async def record(self, plan: Plan, outcome: Outcome) -> None:
         """Record the attempt and the message's next state; returns once committed."""
         end = _End(plan, outcome, self._future())
+        self._add(end)
+        await end.done  # type: ignore[misc]
+
+    def hand_off(self, plan: Plan, outcome: Outcome, job: Job) -> None:
+        """Record the attempt and the message's next state, and delete `job`'s row with them, soon."""
+        if self.task is None:
+            self._start_task()
+        self._add(_End(plan, outcome, None, job["seq"], self.emu.jobs.generation))
+
+    def _add(self, end: _End) -> None:
         self._ends.append(end)
         if len(self._ends) >= RECORD_BATCH:
             self._enough()
-        await end.done
 
     def _enough(self) -> None:
         if self._company is not None:
             _settle(self._company, None)
 
+    def hurry(self) -> None:
+        """Make the records waiting (and any that come before they are made) without waiting for more."""
+        self._hurried = True
+        self._enough()
+
     def _future(self) -> asyncio.Future[Any]:
-        loop = asyncio.get_running_loop()
         if self.task is None:
-            # Starts on the next loop turn: whatever else asks in this one joins the batch.
-            self.task = loop.create_task(self._run())
-        return loop.create_future()
+            self._start_task()
+        return asyncio.get_running_loop().create_future()
+
+    def _start_task(self) -> None:
+        # Starts on the next loop turn: whatever else asks in this one joins the batch.
+        self.task = asyncio.get_running_loop().create_task(self._run())
+        self.emu.jobs.follow(self.task, self.hurry)
 
     async def _run(self) -> None:
         try:
             while self._starts or self._ends:
-                if not self._starts and len(self._ends) < RECORD_BATCH:
+                if not self._starts and len(self._ends) < RECORD_BATCH and not self._hurried:
                     await self._wait_for_company()
                 starts, ends, self._starts, self._ends = self._starts, self._ends, [], []
                 try:
@@ -142,6 +180,7 @@ class Ledger:
                         await self._alone(item)
         finally:
             self.task = None
+            self._hurried = False
 
     async def _wait_for_company(self) -> None:
         loop = asyncio.get_running_loop()
@@ -157,12 +196,14 @@ class Ledger:
         async with self.emu.transaction() as tx:
             # Checked under the lock: a delivery cancelled by a reset or a restore meanwhile writes
             # nothing into the new state.
-            ends = [end for end in ends if not end.done.done()]
+            generation = self.emu.jobs.generation
+            ends = [end for end in ends if end.wanted(generation)]
             starts = [start for start in starts if not start.done.done()]
             await _write(tx, ends)
             plans = await _read(tx, [start.job for start in starts])
         for end in ends:
-            _settle(end.done, None)
+            if end.done is not None:
+                _settle(end.done, None)
         for start, plan in zip(starts, plans, strict=True):
             _settle(start.done, plan)
 
@@ -173,7 +214,11 @@ class Ledger:
             else:
                 await self._batch([item], [])
         except Exception as exc:
-            if not item.done.done():
+            if item.done is None:
+                # As a job that fails: logged, and its row goes (with the next commit).
+                log.exception("recording webhook attempt at %s failed", item.plan.message_id)
+                self.emu.db.defer(_DELETE_JOB, (item.seq,))
+            elif not item.done.done():
                 item.done.set_exception(exc)
 
 
@@ -228,6 +273,7 @@ async def _plan(tx: Tx, job: Job, row: Row | None) -> Plan | None:
 async def _write(tx: Tx, ends: Sequence[_End]) -> None:
     if not ends:
         return
+    await tx.many(_DELETE_JOB, [(end.seq,) for end in ends if end.seq is not None])
     ids = list(dict.fromkeys(end.plan.message_id for end in ends))
     messages = {row["id"]: row for row in await tx.all(_MESSAGES.format(_marks(len(ids))), ids)}
     attempts = []
@@ -270,7 +316,8 @@ def ledger(emu: Emulator) -> Ledger:
 
 
 async def stop(emu: Emulator) -> None:
+    """Make the records handed off so far (at once), so a restart re-sends none of their deliveries."""
     found = emu.state.pop("webhook_ledger", None)
     if found is not None and found.task is not None:
-        found.task.cancel()
+        found.hurry()
         await asyncio.gather(found.task, return_exceptions=True)
