@@ -112,3 +112,55 @@ def test_a_delivery_started_at_its_event_signs_with_the_current_secret(client: T
     from emulator.resources.webhooks.signing import sign
 
     assert signatures[0] == sign(secret, "msg_x", int(plan.headers["svix-timestamp"]), plan.body)
+
+
+async def _claimed_job(emu: Any, message_id: str) -> dict[str, Any]:
+    async with emu.transaction("default") as tx:
+        seq = await tx.insert_now("jobs", {"account": "default", "kind": "webhook.deliver",
+                                           "due_at": tx.now_db, "payload": "{}",
+                                           "lane": "webhook.deliver:hook", "running": 1})
+    return {"seq": seq, "account": "default", "payload": {"message_id": message_id}}
+
+
+async def _jobs(emu: Any) -> list[int]:
+    async with emu.transaction() as tx:
+        return [row["seq"] for row in await tx.all("SELECT seq FROM jobs ORDER BY seq")]
+
+
+def test_a_handed_off_outcome_is_recorded_with_its_job_row_deleted_by_the_next_flush(
+        client: TestClient) -> None:
+    emu = client.app.state.emu  # type: ignore[attr-defined]
+
+    async def scenario() -> tuple[list[int], list[int]]:
+        await _messages(emu, ["msg_a", "msg_b"])
+        jobs = [await _claimed_job(emu, message_id) for message_id in ("msg_a", "msg_b")]
+        shared = ledger(emu)
+        shared.hand_off(_plan(emu, "msg_a"), Outcome(200, "ok"), jobs[0])
+        shared.hand_off(_plan(emu, "msg_b"), Outcome(503, "busy"), jobs[1])
+        before = await _jobs(emu)  # nothing recorded yet: a crash now re-runs both jobs
+        await emu.jobs.flush()
+        return before, await _jobs(emu)
+
+    before, after = _run(client, scenario())
+    assert len(before) == 2
+    attempts, messages = _run(client, _stored(emu))
+    assert attempts == [("msg_a", 200), ("msg_b", 503)]
+    assert messages == {"msg_a": ("success", 1), "msg_b": ("attempting", 1)}
+    assert len(after) == 1 and after[0] not in before  # the two rows went; msg_b's retry is a new job
+
+
+def test_an_outcome_handed_off_before_a_reset_writes_nothing_into_the_new_state(client: TestClient) -> None:
+    emu = client.app.state.emu  # type: ignore[attr-defined]
+
+    async def scenario() -> None:
+        await _messages(emu, ["msg_a"])
+        job = await _claimed_job(emu, "msg_a")
+        ledger(emu).hand_off(_plan(emu, "msg_a"), Outcome(200, "ok"), job)
+        await emu.reset()
+        await _messages(emu, ["msg_a"])  # the same message id in the new state
+        await emu.jobs.flush()
+
+    _run(client, scenario())
+    attempts, messages = _run(client, _stored(emu))
+    assert attempts == []
+    assert messages == {"msg_a": ("pending", 0)}

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import standardwebhooks
 from starlette.testclient import TestClient
 
+from emulator.resources.webhooks.catalogue import base62
 from emulator.resources.webhooks.signing import sign, signature_header
 from tests.conftest import FROZEN_AT
 from tests.webhooks_helpers import Receiver, advance, create_hook, verifies_at
@@ -93,3 +94,20 @@ def test_timestamp_is_the_attempt_time_not_the_event_time(client: TestClient, re
     assert first.json["created_at"] == retry.json["created_at"] == "2026-05-14T09:00:00.000Z"
     assert int(retry.headers["svix-timestamp"]) == int(FROZEN_AT.timestamp()) + 5
     assert verifies_at(hook["signing_secret"], retry, FROZEN_AT.replace(second=5))
+
+
+def _base62_by_the_definition(raw: bytes) -> str:
+    alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+    number, digits = int.from_bytes(raw, "big"), []
+    for _ in range(27):
+        number, digit = divmod(number, 62)
+        digits.append(alphabet[digit])
+    return "".join(reversed(digits))
+
+
+def test_svix_ids_are_the_27_base62_digits_of_their_20_bytes() -> None:
+    # The id of a message or an attempt must not change with how it is computed (same seed, same ids).
+    samples = [bytes(20), b"\xff" * 20, bytes(range(20)), *(hashlib.sha256(bytes([n])).digest()[:20]
+                                                            for n in range(200))]
+    for raw in samples:
+        assert base62(raw) == _base62_by_the_definition(raw)

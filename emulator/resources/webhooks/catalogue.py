@@ -43,18 +43,25 @@ EVENT_TYPES: tuple[str, ...] = (
 
 _BASE62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
 _PAIRS = [high + low for high in _BASE62 for low in _BASE62]  # two digits per division: half as many
+_NINE = 62**9  # nine digits: a chunk of 20 bytes' 27 that fits a machine word
 
 
-def base62(raw: bytes, width: int = 27) -> str:
-    """Fixed-width base62 of `raw`: 20 bytes give the 27 characters of a Svix id (`msg_2dGvTq8…`)."""
-    number = int.from_bytes(raw, "big")
-    chars = []
-    for _ in range(width // 2):
-        number, pair = divmod(number, 62 * 62)
-        chars.append(_PAIRS[pair])
-    if width % 2:
-        chars.append(_BASE62[number % 62])
-    return "".join(reversed(chars))
+def base62(raw: bytes) -> str:
+    """Fixed-width base62 of 20 bytes: the 27 characters of a Svix id (`msg_2dGvTq8…`).
+
+    Cut into three nine-digit chunks first: the divisions of small numbers that follow cost about half
+    those of the whole 160-bit number (twice per delivery, issue 28)."""
+    high, low = divmod(int.from_bytes(raw, "big"), _NINE)
+    high, middle = divmod(high, _NINE)
+    pairs, chunks = _PAIRS, []
+    for chunk in (high, middle, low):  # each < 62**9; the first digit is < 62, the rest go in pairs
+        two = chunk // 3844
+        four = two // 3844
+        six = four // 3844
+        eight = six // 3844
+        chunks.append(_BASE62[eight] + pairs[six - eight * 3844] + pairs[four - six * 3844]
+                      + pairs[two - four * 3844] + pairs[chunk - two * 3844])
+    return "".join(chunks)
 
 
 def attempt_id(seed: int, message_id: str, ordinal: int) -> str:

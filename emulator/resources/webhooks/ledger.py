@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from emulator.core.clock import to_db
 from emulator.core.jobs import schedule
+from emulator.core.tx import update_sql
 from emulator.resources.webhooks.catalogue import DELIVER_JOB, attempt_id, enabled_hook
 from emulator.resources.webhooks.faults import book
 from emulator.resources.webhooks.signing import build_headers
@@ -276,19 +277,20 @@ async def _write(tx: Tx, ends: Sequence[_End]) -> None:
     await tx.many(_DELETE_JOB, [(end.seq,) for end in ends if end.seq is not None])
     ids = list(dict.fromkeys(end.plan.message_id for end in ends))
     messages = {row["id"]: row for row in await tx.all(_MESSAGES.format(_marks(len(ids))), ids)}
-    attempts = []
+    seed, attempts = tx.emu.ids.seed, []
     for end in ends:
-        plan, message = end.plan, messages.get(end.plan.message_id)
+        plan, outcome = end.plan, end.outcome
+        message = messages.get(plan.message_id)
         if message is None or message["account"] != plan.account:
             continue  # the webhook was deleted while the request was in flight
-        view = tx.as_account(plan.account)
         tries = message["tries"] + 1  # automatic and replayed attempts alike
-        attempts.append((attempt_id(tx.emu.ids.seed, plan.message_id, tries), plan.account,
-                         plan.webhook_id, plan.message_id, end.outcome.status, end.outcome.response,
-                         end.outcome.reason, to_db(plan.sent_at)))
-        changes = {"tries": tries, **await _next_state(view, message, plan, end.outcome)}
+        attempts.append((attempt_id(seed, plan.message_id, tries), plan.account, plan.webhook_id,
+                         plan.message_id, outcome.status, outcome.response, outcome.reason,
+                         to_db(plan.sent_at)))
+        changes = {"tries": tries, **await _next_state(tx, message, plan, outcome)}
         message.update(changes)  # a second attempt at the same message in this batch builds on this one
-        await view.update("webhook_messages", plan.message_id, changes)
+        tx.queue(update_sql("webhook_messages", tuple(changes)),
+                 (*changes.values(), plan.message_id, plan.account))
     await tx.many(_INSERT_ATTEMPT, attempts)
 
 
@@ -303,8 +305,8 @@ async def _next_state(tx: Tx, message: Row, plan: Plan, outcome: Outcome) -> dic
         return {"status": "failed", "attempts": attempts, "next_attempt_at": None}
     delay = RETRY_DELAYS[attempts - 1] * book(tx.emu).retry_scale
     due = tx.now + timedelta(seconds=delay)
-    await schedule(tx, DELIVER_JOB, due, {"message_id": plan.message_id, "mode": "auto",
-                                          "webhook_id": plan.webhook_id})
+    await schedule(tx.as_account(plan.account), DELIVER_JOB, due,
+                   {"message_id": plan.message_id, "mode": "auto", "webhook_id": plan.webhook_id})
     return {"status": "attempting", "attempts": attempts, "next_attempt_at": to_db(due)}
 
 

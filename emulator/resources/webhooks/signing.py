@@ -22,14 +22,21 @@ USER_AGENT = "Svix-Webhooks/1.0 (resend-emulator)"
 
 
 @lru_cache(maxsize=256)
-def _key(secret: str) -> bytes:
-    return base64.b64decode(secret.removeprefix("whsec_"))
+def _keyed(secret: str) -> hmac.HMAC:
+    """An HMAC-SHA256 already keyed with `secret`'s key (the bytes after `whsec_`): copying it costs about
+    half of keying afresh, once per delivery (issue 28)."""
+    return hmac.new(base64.b64decode(secret.removeprefix("whsec_")), digestmod=hashlib.sha256)
+
+
+def _signature(secret: str, signed: bytes) -> str:
+    mac = _keyed(secret).copy()
+    mac.update(signed)
+    return "v1," + base64.b64encode(mac.digest()).decode()
 
 
 def sign(secret: str, message_id: str, timestamp: int, body: bytes) -> str:
     """`v1,<base64 HMAC-SHA256(key, "{id}.{timestamp}.{body}")>` with the key after `whsec_`."""
-    digest = hmac.digest(_key(secret), f"{message_id}.{timestamp}.".encode() + body, hashlib.sha256)
-    return "v1," + base64.b64encode(digest).decode()
+    return _signature(secret, f"{message_id}.{timestamp}.".encode() + body)
 
 
 def signature_header(secrets: list[str], message_id: str, timestamp: int, body: bytes) -> str:
@@ -47,9 +54,13 @@ def active_secrets(webhook: Row, now: datetime) -> list[str]:
 
 def build_headers(webhook: Row, message_id: str, now: datetime, body: bytes) -> dict[str, str]:
     # Stamped with the time of this attempt, not the event's: verifiers allow ±5 minutes.
-    timestamp = int(now.timestamp())
+    timestamp = str(int(now.timestamp()))
+    signed = f"{message_id}.{timestamp}.".encode() + body
+    signature = _signature(webhook["secret"], signed)
+    until = webhook["previous_until"]
+    if webhook["previous_secret"] and until and from_db(until) > now:  # as `active_secrets`
+        signature += " " + _signature(webhook["previous_secret"], signed)
     return {
         "content-type": "application/json", "user-agent": USER_AGENT, "svix-id": message_id,
-        "svix-timestamp": str(timestamp),
-        "svix-signature": signature_header(active_secrets(webhook, now), message_id, timestamp, body),
+        "svix-timestamp": timestamp, "svix-signature": signature,
     }
