@@ -199,6 +199,29 @@ def test_a_silent_endpoint_times_out_and_its_connection_is_not_reused() -> None:
     run(scenario())
 
 
+def test_a_kept_connection_whose_endpoint_goes_silent_times_out_and_is_not_reused() -> None:
+    async def scenario() -> None:
+        async def script(server: Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                         number: int) -> None:
+            await server.read_request(reader)
+            writer.write(OK)
+            await writer.drain()
+            if number == 1:  # the second request on this connection gets no answer
+                await server.read_request(reader)
+                await reader.read()
+
+        async with Server(script) as server:
+            client = Client()
+            assert await post(client, server.url) == Reply(200, b'{"ok":true}')
+            with pytest.raises(TimeoutError):
+                await post(client, server.url, timeout=0.2)
+            assert await post(client, server.url) == Reply(200, b'{"ok":true}')
+            await client.close()
+        assert server.connections == 2 and len(server.bodies) == 3
+
+    run(scenario())
+
+
 def test_no_listener_is_a_connect_error() -> None:
     async def scenario() -> None:
         async with Server(keep_answering(OK)) as server:

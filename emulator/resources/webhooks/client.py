@@ -73,13 +73,13 @@ class _Connection(asyncio.Protocol):
         self.limit = limit
         self.transport: asyncio.Transport | None = None
         self.closed = False
-        self.reused = False
         self._parser = httptools.HttpResponseParser(self)
         self._waiter: asyncio.Future[Reply] | None = None
         self._body: list[bytes] = []
         self._size = 0
         self._heard = False  # a byte of the current answer arrived
         self._headers_done = False
+        self._timer: asyncio.TimerHandle | None = None
 
     # ---- asyncio.Protocol
 
@@ -131,12 +131,20 @@ class _Connection(asyncio.Protocol):
 
     # ---- use
 
-    def request(self, data: bytes) -> asyncio.Future[Reply]:
+    def request(self, data: bytes, deadline: float | None = None) -> asyncio.Future[Reply]:
+        """Send `data`; the answer, or TimeoutError at `deadline` (loop time; None: the caller times it)."""
         assert self.transport is not None and self._waiter is None
-        self._waiter = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        self._waiter = loop.create_future()
         self._heard, self._headers_done, self._body, self._size = False, False, [], 0
+        if deadline is not None:
+            self._timer = loop.call_at(deadline, self._time_out)
         self.transport.write(data)
         return self._waiter
+
+    def _time_out(self) -> None:
+        self._timer = None
+        self._fail(TimeoutError())
 
     @property
     def heard(self) -> bool:
@@ -144,15 +152,23 @@ class _Connection(asyncio.Protocol):
 
     def close(self) -> None:
         self.closed = True
+        self._stop_timer()
         if self.transport is not None:
             self.transport.close()
 
+    def _stop_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
     def _finish(self) -> None:
+        self._stop_timer()
         waiter, self._waiter = self._waiter, None
         if waiter is not None and not waiter.done():
             waiter.set_result(Reply(self._parser.get_status_code(), b"".join(self._body)))
 
     def _fail(self, exc: Exception) -> None:
+        self._stop_timer()
         waiter, self._waiter = self._waiter, None
         if waiter is not None and not waiter.done():
             waiter.set_exception(exc)
@@ -173,41 +189,49 @@ class Client:
         connection could be made, ProtocolError or OSError for a broken answer; ValueError for a URL
         that is not http(s)."""
         where = origin(url)
-        lines = [where.head]
-        lines += [f"{name}: {value}\r\n".encode("latin-1") for name, value in headers.items()]
-        lines.append(b"Content-Length: %d\r\n\r\n" % len(body))
-        lines.append(body)
-        data = b"".join(lines)
-        async with asyncio.timeout(timeout):
-            connection = await self._connection(where, limit)
+        head = "".join([f"{name}: {value}\r\n" for name, value in headers.items()])
+        head += f"Content-Length: {len(body)}\r\n\r\n"
+        data = where.head + head.encode("latin-1") + body
+        idle = self._idle_connection(where, limit)
+        if idle is not None:
+            # The common case, a kept-alive connection: one timer of its own instead of a timeout
+            # scope around the whole call (issue 28: a few microseconds of every delivery).
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + timeout
             try:
-                return await self._exchange(where, connection, data)
+                return await self._exchange(where, idle, data, deadline)
             except ProtocolError:
-                if not (connection.reused and not connection.heard):
+                if idle.heard:
                     raise
-            # A kept-alive connection the endpoint had closed as it sat idle: that is not an answer,
-            # so the request goes once more on a fresh connection (receivers deduplicate on `svix-id`
-            # in any case).
-            return await self._exchange(where, await self._connection(where, limit, fresh=True), data)
+            timeout = deadline - loop.time()
+        async with asyncio.timeout(timeout):
+            # A kept-alive connection the endpoint had closed as it sat idle is not an answer, so the
+            # request goes once more on a fresh connection (receivers deduplicate on `svix-id` in any
+            # case).
+            return await self._exchange(where, await self._connection(where, limit), data)
 
-    async def _exchange(self, where: Origin, connection: _Connection, data: bytes) -> Reply:
+    async def _exchange(self, where: Origin, connection: _Connection, data: bytes,
+                        deadline: float | None = None) -> Reply:
         try:
-            reply = await connection.request(data)
+            reply = await connection.request(data, deadline)
         except BaseException:  # a broken answer, a timeout or a cancel: this connection is spent
             self._discard(connection)
             raise
         self._release(where, connection)
         return reply
 
-    async def _connection(self, where: Origin, limit: int, fresh: bool = False) -> _Connection:
+    def _idle_connection(self, where: Origin, limit: int) -> _Connection | None:
         idle = self._idle.get(where.key)
-        while idle and not fresh:
+        while idle:
             connection = idle.pop()
             if not connection.closed:
-                connection.reused = True
                 connection.limit = limit
                 self._busy.add(connection)
                 return connection
+        return None
+
+    async def _connection(self, where: Origin, limit: int) -> _Connection:
+        """A new connection to `where`."""
         loop = asyncio.get_running_loop()
         tls = self._tls_context() if where.scheme == "https" else None
         try:
