@@ -73,7 +73,8 @@ async def run_op(emu: Emulator, op: Op, request: Request) -> tuple[int, Any, Cre
     if op.idempotent and "idempotency-key" in request.headers:
         status, result = await idempotency.run(emu, op, req, account)
         return status, result, credential
-    async with emu.transaction(account) as tx:
+    # No loop turn first: this task runs no other transaction (db.py Database.transaction).
+    async with emu.transaction(account, turn=False) as tx:
         result = await op.handler(tx, req)
     if isinstance(result, Reply):
         return result.status, result.body, credential
