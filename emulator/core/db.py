@@ -103,6 +103,9 @@ def _dict_row(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> Row:
 class Database:
     def __init__(self, path: str) -> None:
         self.path = path
+        # An in-memory database dies with the process, and a snapshot of it writes the id counters itself
+        # (control/snapshots.py): only a file needs them stored with every transaction that moved them.
+        self.in_memory = path in ("", ":memory:")
         self.lock = asyncio.Lock()
         self.tables: list[str] = []
         self._conn: aiosqlite.Connection | None = None
@@ -129,7 +132,7 @@ class Database:
         return await asyncio.to_thread(fn, self.conn._conn)
 
     async def open(self, ddl: Iterable[str]) -> None:
-        in_memory = self.path in ("", ":memory:")
+        in_memory = self.in_memory
         self._conn = await aiosqlite.connect(_memdb_uri() if in_memory else self.path, uri=in_memory,
                                              isolation_level=None, check_same_thread=False)
         self._conn.row_factory = _dict_row  # type: ignore[assignment]
@@ -347,7 +350,7 @@ class Transaction:
                 if error is not None:
                     await tx.rollback()
                     return
-                if ids.counter != self.start_counter:
+                if ids.counter != self.start_counter and not db.in_memory:
                     tx.queue("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
                              (ids.meta_key, str(ids.counter)))
                 await tx.end()
