@@ -22,7 +22,9 @@ makes them all durable at once. No caller returns before the COMMIT that holds i
 answered request is still in the database; only the cost is shared. Requests under way (`expecting`)
 count as company, and the COMMIT waits one loop turn for them. Measured (issue 18, 8 connections,
 `--db FILE`): ~7 sends per COMMIT, whose pages are mostly shared index and table pages; CPU per send
-~330 → ~295 µs. A transaction alone commits at once, as before; in memory, always.
+~330 → ~295 µs. A transaction alone commits at once, as before; in memory, always. A member that only
+queued writes (a send) hands them to the group as they are, to run with the other members' together
+(core/group.py).
 
 Long transactions (`transaction(..., long=True)`, for chunked jobs: an import's rows, a broadcast's
 emails): a database file writes every page a transaction changed into the log at its COMMIT, and a
@@ -46,14 +48,15 @@ import os
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import asynccontextmanager, nullcontext
+from contextlib import asynccontextmanager
 from typing import Any
 
 import aiosqlite
 
 from emulator.core.checkpoint import SAFETY_PAGES, Checkpointer
 from emulator.core.config import DEFAULT_ACCOUNT
-from emulator.core.tx import Host, Params, Row, Tx, Write, apply_writes
+from emulator.core.group import Group
+from emulator.core.tx import COUNTER_UPSERT, Host, Params, Row, Tx, Write, apply_writes
 
 __all__ = ["DEFER_ROWS", "KERNEL_TABLES", "Database", "Host", "Params", "Row", "Tx", "Write"]
 
@@ -103,6 +106,9 @@ def _dict_row(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> Row:
 class Database:
     def __init__(self, path: str) -> None:
         self.path = path
+        # An in-memory database dies with the process, and a snapshot of it writes the id counters itself
+        # (control/snapshots.py): only a file needs them stored with every transaction that moved them.
+        self.in_memory = path in ("", ":memory:")
         self.lock = asyncio.Lock()
         self.tables: list[str] = []
         self._conn: aiosqlite.Connection | None = None
@@ -110,7 +116,7 @@ class Database:
         self._latest: dict[Any, Write] = {}
         self._deferred_since: float | None = None
         self.checkpointer: Checkpointer | None = None  # for a database file (core/checkpoint.py)
-        self.group: _Group | None = None  # the open SQLite transaction awaiting its shared COMMIT
+        self.group: Group | None = None  # transactions awaiting their shared COMMIT (group.py)
         self._active = 0  # transactions entered and not yet ended (waiting for the lock included)
         self.callers = 0  # requests under way that will likely open a transaction (see `expecting`)
 
@@ -129,7 +135,7 @@ class Database:
         return await asyncio.to_thread(fn, self.conn._conn)
 
     async def open(self, ddl: Iterable[str]) -> None:
-        in_memory = self.path in ("", ":memory:")
+        in_memory = self.in_memory
         self._conn = await aiosqlite.connect(_memdb_uri() if in_memory else self.path, uri=in_memory,
                                              isolation_level=None, check_same_thread=False)
         self._conn.row_factory = _dict_row  # type: ignore[assignment]
@@ -253,6 +259,7 @@ class Database:
         deferred = self.take_deferred() if self.deferred_due else []
 
         def finish(raw: sqlite3.Connection) -> None:
+            group.prepare(raw)
             apply_writes(raw, deferred)
             raw.execute("COMMIT")
 
@@ -275,8 +282,9 @@ class Database:
             with contextlib.suppress(Exception):  # each member hears of a failure from `group.done`
                 await self.settle()
 
-    def open_group(self, taken_deferred: list[Write]) -> _Group:
-        group = self.group = _Group(taken_deferred)
+    def open_group(self, taken_deferred: list[Write], begun: bool) -> Group:
+        """A group for the transaction ending now; `begun`: it has opened the SQLite transaction."""
+        group = self.group = Group(taken_deferred, begun)
         group.committer = asyncio.get_running_loop().create_task(self._commit_group())
         return group
 
@@ -286,41 +294,88 @@ class Database:
         return _Expecting(self)
 
     @property
-    def shared(self) -> bool:
-        """Whether other transactions are under way, so a COMMIT now would likely be followed by theirs.
-        Only for a database file: in memory a COMMIT costs less than the savepoints a group needs."""
-        return (self._active > 1 or self.callers > 1) and self.checkpointer is not None
+    def groups(self) -> bool:
+        """Whether transactions under way together share a COMMIT. Only for a database file: in memory
+        a COMMIT costs less than a group's extra loop turns (issue 28, measured with queued members)."""
+        return self.checkpointer is not None
 
-    @asynccontextmanager
-    async def transaction(self, emu: Host, account: str | None, long: bool = False) -> AsyncIterator[Tx]:
-        isolated = emu.settings.isolate_keys and account not in (None, DEFAULT_ACCOUNT)
-        self._active += 1
+    @property
+    def shared(self) -> bool:
+        """Whether other transactions are under way, so a COMMIT now would likely be followed by theirs."""
+        return (self._active > 1 or self.callers > 1) and self.groups
+
+    def transaction(self, emu: Host, account: str | None, long: bool = False,
+                    turn: bool = True) -> Transaction:
+        """`async with db.transaction(emu, account) as tx:` one unit of work (see the module docstring).
+        `turn=False`, for a task that runs one transaction and ends (an API request), skips the loop turn
+        before the lock where the database does not group commits (see Transaction): the turn then buys
+        nothing and costs ~15 µs. Where it does, the turn lets the requests under way reach their
+        transactions and join the group (issue 28: without it, one COMMIT per send)."""
+        return Transaction(self, emu, account, long, turn)
+
+
+class Transaction:
+    """The context manager of `Database.transaction`: a plain class rather than a generator-based one,
+    whose extra frames cost every request a few µs (issue 28).
+
+    Entering: one loop turn first, unless `turn` is off (statements no longer suspend the caller, see
+    `Database.call`, so a task running transactions back to back, a burst of events or a broadcast,
+    would otherwise starve every other task, webhook deliveries included), then the lock. Leaving: roll
+    back on an exception; otherwise persist a moved id counter, end (COMMIT or join the group), release
+    the lock, wait for the group's COMMIT if the writes joined one, and run the after-commit callbacks."""
+
+    __slots__ = ("account", "db", "emu", "long", "scope", "start_counter", "turn", "tx")
+
+    def __init__(self, db: Database, emu: Host, account: str | None, long: bool, turn: bool) -> None:
+        self.db, self.emu, self.account, self.long, self.turn = db, emu, account, long, turn
+        self.scope: contextlib.AbstractContextManager[None] | None = None
+
+    async def __aenter__(self) -> Tx:
+        db, emu = self.db, self.emu
+        db._active += 1
         try:
-            # Statements no longer suspend the caller (see `call`), so a task running transactions back
-            # to back (a burst of events, a broadcast) would starve every other task, webhook deliveries
-            # included, until it ends: each transaction first lets the tasks that are ready run a step.
-            await asyncio.sleep(0)
-            async with self.lock:
-                if long:
-                    await self.settle()  # its own COMMIT, not a share of a group's
-                tx = Tx(emu, self, account, emu.clock.now(), long=long)
-                with emu.ids.account_scope(account) if isolated and account else nullcontext():
-                    start_counter = emu.ids.counter
-                    try:
-                        yield tx
-                    except BaseException:
-                        await tx.rollback()
-                        raise
-                    if emu.ids.counter != start_counter:
-                        tx.queue("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                                 (emu.ids.meta_key, str(emu.ids.counter)))
-                    await tx.end()
-                # Writes of this one, or reads of writes not yet committed: answer after the COMMIT.
-                group = self.group
+            if self.turn or db.groups:
+                await asyncio.sleep(0)
+            await db.lock.acquire()
+        except BaseException:
+            db._active -= 1
+            raise
+        try:
+            if self.long:
+                await db.settle()  # its own COMMIT, not a share of a group's
+            self.tx = Tx(emu, db, self.account, emu.clock.now(), long=self.long)
+            if emu.settings.isolate_keys and self.account not in (None, DEFAULT_ACCOUNT):
+                self.scope = emu.ids.account_scope(self.account)
+                self.scope.__enter__()
+            self.start_counter = emu.ids.counter
+        except BaseException:
+            db.lock.release()
+            db._active -= 1
+            raise
+        return self.tx
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                        trace: object) -> None:
+        db, tx, ids = self.db, self.tx, self.emu.ids
+        try:
+            try:
+                if error is not None:
+                    await tx.rollback()
+                    return
+                if ids.counter != self.start_counter and not db.in_memory:
+                    tx.queue(COUNTER_UPSERT, (ids.meta_key, str(ids.counter)))
+                await tx.end()
+            finally:
+                if self.scope is not None:
+                    self.scope.__exit__(None, None, None)
+                db.lock.release()
+            # Writes of this one, or reads of writes not yet committed: answer after the COMMIT.
+            group = db.group
         finally:
-            self._active -= 1
+            db._active -= 1
         if group is not None:
             await asyncio.shield(group.done)
+            tx.check_queued()
         for callback in tx.callbacks:
             callback()
 
@@ -339,12 +394,3 @@ class _Expecting:
 
     def __exit__(self, *exc: object) -> None:
         self.db.callers -= 1
-
-
-class _Group:
-    """Transactions whose writes share one COMMIT (see the module's docstring)."""
-
-    def __init__(self, taken_deferred: list[Write]) -> None:
-        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.taken_deferred = taken_deferred  # deferred writes the members took: returned on failure
-        self.committer: asyncio.Task[None] | None = None
