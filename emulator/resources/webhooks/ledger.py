@@ -123,9 +123,9 @@ class Ledger:
     async def plan(self, job: Job) -> Plan | None:
         """What to POST for `job` now, signed now; None when there is nothing to send (the webhook was
         deleted or disabled, or the job is a repeat after a restart)."""
-        fresh = _fresh(self.emu, job)
-        if fresh is not None:
-            return fresh
+        return _fresh(self.emu, job) or await self._read(job)
+
+    async def _read(self, job: Job) -> Plan | None:
         start = _Start(job, self._future())
         self._starts.append(start)
         self._enough()
