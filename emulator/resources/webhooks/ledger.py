@@ -7,8 +7,8 @@ the POST itself in a burst of events (issue 28). So:
   and the cached webhook, reading nothing;
 - the others that start, and the records of those that end, share transactions: one read of all their
   messages, the attempts written together, one COMMIT; records wait a moment for company.
-As with the group commit of core/db.py, no delivery goes on before the COMMIT that holds its reads; a
-batch that fails is retried item by item, so one broken item fails no other.
+As with the group commit of core/db.py, no delivery goes on before the COMMIT of the transaction that
+read its message; a batch that fails is retried item by item, so one broken item fails no other.
 
 A delivery's job hands its outcome off (`hand_off`) rather than waiting for its record: its slot frees as
 its POST ends, and the job row is deleted in the transaction that records the attempt, so a crash before
@@ -105,7 +105,8 @@ class _End:
         self.plan, self.outcome, self.done, self.seq, self.generation = plan, outcome, done, seq, generation
 
     def wanted(self, generation: int) -> bool:
-        """Whether to record it still: not cancelled (by a reset, a restore or a stop) meanwhile."""
+        """Whether to record it still: an awaited one not cancelled meanwhile, a handed-off one not of a
+        state that a reset or a restore has replaced since."""
         return self.generation == generation if self.done is None else not self.done.done()
 
 
