@@ -22,6 +22,7 @@ from email.header import decode_header, make_header
 from email.message import Message
 from email.parser import BytesParser
 from email.utils import getaddresses
+from typing import NamedTuple
 
 IDEMPOTENCY_HEADER = "resend-idempotency-key"
 _ADDR_SPEC = r"[A-Za-z0-9_%+-]+(?:\.[A-Za-z0-9_%+-]+)*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*"
@@ -44,8 +45,7 @@ class IntakeError(ValueError):
     """A message that cannot be read at all; the text is the SMTP reply's explanation."""
 
 
-@dataclass(frozen=True)
-class Part:
+class Part(NamedTuple):
     content: bytes
     filename: str | None
     content_type: str
