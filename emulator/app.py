@@ -21,7 +21,7 @@ from emulator.api.access_log import AccessLog
 from emulator.api.barrier import Barrier
 from emulator.api.guard import Guard
 from emulator.api.ops import Op, error_response
-from emulator.api.pipeline import build_routes
+from emulator.api.pipeline import ApiShortcut, build_routes, literal_endpoints
 from emulator.control import base as control
 from emulator.control import (
     domains as control_domains,
@@ -172,11 +172,14 @@ def _print_line(line: str) -> None:
     say(line + "\n")
 
 
-def _middleware(settings: Settings) -> list[Middleware]:
+def _middleware(settings: Settings, api_routes: list[BaseRoute]) -> list[Middleware]:
     """Outermost first: the access log sees every answer, the guard refuses before anything is read,
-    the barrier turns a crash into a Resend-shaped 500 on a connection that stays open."""
+    literal API paths go straight to their endpoints (ApiShortcut), the barrier turns a crash into a
+    Resend-shaped 500 on a connection that stays open."""
     guarded = [Middleware(Guard, bound_host=settings.host, allowed=settings.allowed_hosts,
-                          max_body=settings.max_body_bytes), Middleware(Barrier)]
+                          max_body=settings.max_body_bytes),
+               Middleware(ApiShortcut, endpoints=literal_endpoints(api_routes)),
+               Middleware(Barrier)]
     return [Middleware(AccessLog, write=_print_line), *guarded] if settings.log_requests else guarded
 
 
@@ -224,13 +227,14 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
     # The API first: Starlette tries routes in order and sends are the hot path. No API pattern can
     # match a /_emulator/ path, so the control plane and UI lose nothing by coming after.
-    routes: list[BaseRoute] = list(build_routes(all_ops()))
+    api_routes: list[BaseRoute] = list(build_routes(all_ops()))
+    routes = [*api_routes]
     routes += [route for module in [*EXTENSIONS, *MODULES] for route in getattr(module, "ROUTES", [])]
     routes += [qa_checks(), web_ui()]
     app = App(
         routes=routes,
         lifespan=lifespan,
-        middleware=_middleware(emu.settings),
+        middleware=_middleware(emu.settings, api_routes),
         exception_handlers={
             404: _not_found, HTTPException: _http_error, ApiError: _api_error,
         },

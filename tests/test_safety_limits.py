@@ -243,6 +243,33 @@ def test_an_unexpected_error_is_a_500_on_a_connection_that_stays_open(
         assert _exchange(sock, health)[0] == 200
 
 
+def test_a_crash_on_a_literal_api_path_is_a_500_on_a_connection_that_stays_open(
+        live: EmulatorServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # POST /emails skips the router (pipeline.ApiShortcut): the crash barrier must still be in front of it.
+    async def broken(*args: object, **kwargs: object) -> dict[str, object]:
+        raise RuntimeError("a defect")
+
+    port = live.url.rsplit(":", 1)[1]
+    with socket.create_connection(("127.0.0.1", int(port)), timeout=10) as sock:
+        monkeypatch.setattr("emulator.resources.emails.service.send_email", broken)
+        status, body = _exchange(sock, _post("/emails", json.dumps(email()).encode(), port))
+        assert (status, json.loads(body)) == (500, {"statusCode": 500, "name": "application_error",
+                                                    "message": "An unexpected error occurred."})
+        monkeypatch.undo()
+        assert _exchange(sock, _post("/emails", json.dumps(email()).encode(), port))[0] == 200
+
+
+@pytest.mark.parametrize(("method", "path", "status", "name"), [
+    ("PUT", "/emails", 405, "method_not_allowed"),  # a literal path, a method it lacks: the router's 405
+    ("GET", "/emails/batch", 422, "invalid_parameter"),  # GET goes on to /emails/{email_id}, as before
+    ("DELETE", "/domains", 405, "method_not_allowed"),
+])
+def test_literal_api_paths_with_other_methods_answer_as_the_router_does(
+        client: TestClient, method: str, path: str, status: int, name: str) -> None:
+    response = client.request(method, path)
+    assert (response.status_code, response.json()["name"]) == (status, name)
+
+
 def test_a_declared_body_past_the_limit_is_refused_before_it_is_sent(live: EmulatorServer) -> None:
     port = live.url.rsplit(":", 1)[1]
     head = (f"POST /_emulator/scenario HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json"

@@ -9,14 +9,14 @@ connection was gone). Here the exception stops: logged once, answered once.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from emulator.api.ops import error_response
 from emulator.core import errors
 from emulator.core.errors import ApiError
 
-Scope = dict[str, Any]
+Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Any]]
 Send = Callable[[Any], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
