@@ -9,7 +9,7 @@ import email.policy
 import quopri
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -37,8 +37,7 @@ class Reply:
     status: int = 200
 
 
-@dataclass(frozen=True)
-class FormField:
+class FormField(NamedTuple):
     data: bytes
     filename: str | None = None
 
@@ -124,8 +123,7 @@ class ApiRequest:
 Handler = Callable[["Tx", ApiRequest], Awaitable[Any]]
 
 
-@dataclass(frozen=True)
-class Op:
+class Op(NamedTuple):
     """One Resend operation: `operation_id` is the OpenAPI operationId (grep leads spec → code)."""
 
     operation_id: str
