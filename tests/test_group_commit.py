@@ -92,6 +92,36 @@ async def test_a_failing_member_undoes_only_its_own_writes(tmp_path: Path) -> No
     assert committed_ids(path) == {"acct-a", "acct-c"}
 
 
+async def test_a_member_whose_queued_write_fails_fails_alone(tmp_path: Path) -> None:
+    # `add` only queues its insert, so the group runs the members' writes together (core/group.py); a
+    # duplicate key fails that run, and each member then runs alone: only the duplicate fails.
+    path = tmp_path / "state.db"
+    async with running(str(path)) as emu:
+        await add(emu, "acct-taken")
+        statements = count_commits(emu)
+        results = await asyncio.gather(add(emu, "acct-a"), add(emu, "acct-taken"), add(emu, "acct-c"),
+                                       return_exceptions=True)
+        assert results[0] == "acct-a" and results[2] == "acct-c"
+        assert isinstance(results[1], sqlite3.IntegrityError), results
+        assert statements.count("COMMIT") == 1
+    assert committed_ids(path) == {"acct-taken", "acct-a", "acct-c"}
+
+
+async def test_a_member_reading_sees_the_writes_queued_before_it(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    seen: list[Any] = []
+
+    async def look() -> None:
+        async with emu.transaction() as tx:
+            seen.append(await tx.all("SELECT id FROM accounts WHERE id LIKE 'acct-%' ORDER BY id"))
+
+    async with running(str(path)) as emu:
+        statements = count_commits(emu)
+        await asyncio.gather(add(emu, "acct-a"), add(emu, "acct-b"), look())
+        assert statements.count("COMMIT") == 1
+    assert seen == [[{"id": "acct-a"}, {"id": "acct-b"}]]
+
+
 async def test_after_commit_callbacks_run_only_after_the_shared_commit(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
     visible_in_callback: list[bool] = []

@@ -22,7 +22,9 @@ makes them all durable at once. No caller returns before the COMMIT that holds i
 answered request is still in the database; only the cost is shared. Requests under way (`expecting`)
 count as company, and the COMMIT waits one loop turn for them. Measured (issue 18, 8 connections,
 `--db FILE`): ~7 sends per COMMIT, whose pages are mostly shared index and table pages; CPU per send
-~330 → ~295 µs. A transaction alone commits at once, as before; in memory, always.
+~330 → ~295 µs. A transaction alone commits at once, as before; in memory, always. A member that only
+queued writes (a send) hands them to the group as they are, to run with the other members' together
+(core/group.py).
 
 Long transactions (`transaction(..., long=True)`, for chunked jobs: an import's rows, a broadcast's
 emails): a database file writes every page a transaction changed into the log at its COMMIT, and a
@@ -52,7 +54,8 @@ import aiosqlite
 
 from emulator.core.checkpoint import SAFETY_PAGES, Checkpointer
 from emulator.core.config import DEFAULT_ACCOUNT
-from emulator.core.tx import Host, Params, Row, Tx, Write, apply_writes
+from emulator.core.group import Group
+from emulator.core.tx import COUNTER_UPSERT, Host, Params, Row, Tx, Write, apply_writes
 
 __all__ = ["DEFER_ROWS", "KERNEL_TABLES", "Database", "Host", "Params", "Row", "Tx", "Write"]
 
@@ -115,7 +118,7 @@ class Database:
         self._latest: dict[Any, Write] = {}
         self._deferred_since: float | None = None
         self.checkpointer: Checkpointer | None = None  # for a database file (core/checkpoint.py)
-        self.group: _Group | None = None  # the open SQLite transaction awaiting its shared COMMIT
+        self.group: Group | None = None  # transactions awaiting their shared COMMIT (group.py)
         self._active = 0  # transactions entered and not yet ended (waiting for the lock included)
         self.callers = 0  # requests under way that will likely open a transaction (see `expecting`)
 
@@ -261,6 +264,7 @@ class Database:
         deferred = self.take_deferred() if self.deferred_due else []
 
         def finish(raw: sqlite3.Connection) -> None:
+            group.prepare(raw)
             apply_writes(raw, deferred)
             raw.execute("COMMIT")
 
@@ -283,8 +287,9 @@ class Database:
             with contextlib.suppress(Exception):  # each member hears of a failure from `group.done`
                 await self.settle()
 
-    def open_group(self, taken_deferred: list[Write]) -> _Group:
-        group = self.group = _Group(taken_deferred)
+    def open_group(self, taken_deferred: list[Write], begun: bool) -> Group:
+        """A group for the transaction ending now; `begun`: it has opened the SQLite transaction."""
+        group = self.group = Group(taken_deferred, begun)
         group.committer = asyncio.get_running_loop().create_task(self._commit_group())
         return group
 
@@ -294,16 +299,23 @@ class Database:
         return _Expecting(self)
 
     @property
+    def groups(self) -> bool:
+        """Whether transactions under way together share a COMMIT. Only for a database file: in memory
+        a COMMIT costs less than a group's extra loop turns (issue 28, measured with queued members)."""
+        return self.checkpointer is not None
+
+    @property
     def shared(self) -> bool:
-        """Whether other transactions are under way, so a COMMIT now would likely be followed by theirs.
-        Only for a database file: in memory a COMMIT costs less than the savepoints a group needs."""
-        return (self._active > 1 or self.callers > 1) and self.checkpointer is not None
+        """Whether other transactions are under way, so a COMMIT now would likely be followed by theirs."""
+        return (self._active > 1 or self.callers > 1) and self.groups
 
     def transaction(self, emu: Host, account: str | None, long: bool = False,
                     turn: bool = True) -> Transaction:
         """`async with db.transaction(emu, account) as tx:` one unit of work (see the module docstring).
-        `turn=False` skips the loop turn before the lock (see Transaction): for a task that runs one
-        transaction and ends, such as an API request, the turn buys no fairness and costs ~15 µs."""
+        `turn=False`, for a task that runs one transaction and ends (an API request), skips the loop turn
+        before the lock where the database does not group commits (see Transaction): the turn then buys
+        nothing and costs ~15 µs. Where it does, the turn lets the requests under way reach their
+        transactions and join the group (issue 28: without it, one COMMIT per send)."""
         return Transaction(self, emu, account, long, turn)
 
 
@@ -327,7 +339,7 @@ class Transaction:
         db, emu = self.db, self.emu
         db._active += 1
         try:
-            if self.turn:
+            if self.turn or db.groups:
                 await asyncio.sleep(0)
             await db.lock.acquire()
         except BaseException:
@@ -356,8 +368,7 @@ class Transaction:
                     await tx.rollback()
                     return
                 if ids.counter != self.start_counter and not db.in_memory:
-                    tx.queue("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                             (ids.meta_key, str(ids.counter)))
+                    tx.queue(COUNTER_UPSERT, (ids.meta_key, str(ids.counter)))
                 await tx.end()
             finally:
                 if self.scope is not None:
@@ -369,6 +380,7 @@ class Transaction:
             db._active -= 1
         if group is not None:
             await asyncio.shield(group.done)
+            tx.check_queued()
         for callback in tx.callbacks:
             callback()
 
@@ -387,12 +399,3 @@ class _Expecting:
 
     def __exit__(self, *exc: object) -> None:
         self.db.callers -= 1
-
-
-class _Group:
-    """Transactions whose writes share one COMMIT (see the module's docstring)."""
-
-    def __init__(self, taken_deferred: list[Write]) -> None:
-        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.taken_deferred = taken_deferred  # deferred writes the members took: returned on failure
-        self.committer: asyncio.Task[None] | None = None

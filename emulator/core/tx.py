@@ -62,7 +62,11 @@ class Store(Protocol):
     def take_deferred(self) -> list[Write]: ...
     def restore_deferred(self, writes: list[Write]) -> None: ...
     async def call_off_loop(self, fn: Callable[[sqlite3.Connection], Any]) -> Any: ...
-    def open_group(self, taken_deferred: list[Write]) -> Any: ...
+    def open_group(self, taken_deferred: list[Write], begun: bool) -> Any: ...
+
+
+# How a transaction stores the id counter it moved (db.py); a group keeps the last one only (group.py).
+COUNTER_UPSERT = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
 
 
 @lru_cache(maxsize=512)
@@ -95,6 +99,25 @@ def apply_writes(raw: sqlite3.Connection, writes: Sequence[Write]) -> None:
         index = end
 
 
+def by_table(writes: list[Write]) -> list[Write]:
+    """`writes` with their plain INSERTs regrouped by table, so each table's rows reach SQLite as one
+    `executemany` (see `apply_writes`). Inserts keep their order within a table and never move across
+    another kind of statement; inserts into different tables commute (no triggers or foreign keys
+    between them)."""
+    regrouped: list[Write] = []
+    run: dict[str, list[Write]] = {}
+    for write in writes:
+        table = _insert_table(write)
+        if table is None:
+            regrouped += [item for items in run.values() for item in items]
+            regrouped.append(write)
+            run = {}
+        else:
+            run.setdefault(table, []).append(write)
+    regrouped += [item for items in run.values() for item in items]
+    return regrouped
+
+
 class _TxState:
     """What views of one transaction (see `Tx.as_account`) share."""
 
@@ -110,6 +133,7 @@ class _TxState:
         self.now_db: str | None = None
         self.now_iso: str | None = None
         self.once: dict[Hashable, int] = {}  # `after_commit(..., once=)` key → its callback's index
+        self.queued: Any = None  # its writes handed to a group as they were (group.py Queued)
 
 
 class Tx:
@@ -213,25 +237,11 @@ class Tx:
         del self._state.pending[mark[0]:end]
 
     def group_inserts(self, mark: tuple[int, int]) -> None:
-        """Regroup the plain INSERTs queued since `mark` by table, so each table's rows reach SQLite as one
-        `executemany` (a broadcast chunk queues email, event, job and recipient rows per contact, ~4x
-        fewer calls grouped). Inserts keep their order within a table and never move across another kind
-        of statement; inserts into different tables commute (no triggers or foreign keys between them).
-        Nothing moves once sent (`mark` must still be valid, see `sent_since`)."""
+        """Regroup the plain INSERTs queued since `mark` by table (`by_table`): a broadcast chunk queues
+        email, event, job and recipient rows per contact, ~4x fewer calls grouped. Nothing moves once
+        sent (`mark` must still be valid, see `sent_since`)."""
         pending = self._state.pending
-        start = mark[0]
-        regrouped: list[Write] = []
-        run: dict[str, list[Write]] = {}
-        for write in pending[start:]:
-            table = _insert_table(write)
-            if table is None:
-                regrouped += [item for items in run.values() for item in items]
-                regrouped.append(write)
-                run = {}
-            else:
-                run.setdefault(table, []).append(write)
-        regrouped += [item for items in run.values() for item in items]
-        pending[start:] = regrouped
+        pending[mark[0]:] = by_table(pending[mark[0]:])
 
     async def _trip(self, then: Callable[[sqlite3.Connection], Any], writes_now: bool = False,
                     reads: bool = True) -> Any:
@@ -247,6 +257,8 @@ class Tx:
         state.begun = state.begun or begin
 
         def work(raw: sqlite3.Connection) -> Any:
+            if state.member:
+                self.db.group.prepare(raw)  # open, and earlier members' queued writes in, first
             if begin:
                 raw.execute("SAVEPOINT tx" if state.member else "BEGIN IMMEDIATE")
             apply_writes(raw, writes)
@@ -262,6 +274,11 @@ class Tx:
         if state.long or (not state.member and not (wrote and self.db.shared)):
             await self.commit()
             return
+        if wrote and not state.begun:  # only queued writes: handed to the group as they are
+            group = self.db.group or self.db.open_group([], begun=False)
+            state.queued = group.queue(state.pending)
+            state.pending = []
+            return
         try:
             if state.member and wrote:
                 await self._trip(lambda raw: raw.execute("RELEASE tx"), writes_now=True, reads=False)
@@ -274,7 +291,13 @@ class Tx:
             assert self.db.group is not None
             self.db.group.taken_deferred += state.taken_deferred
         else:
-            self.db.open_group(list(state.taken_deferred))
+            self.db.open_group(list(state.taken_deferred), begun=True)
+
+    def check_queued(self) -> None:
+        """After the group's COMMIT: raise what this transaction's queued writes met, if anything."""
+        queued = self._state.queued
+        if queued is not None and queued.error is not None:
+            raise queued.error
 
     async def rollback(self) -> None:
         """Undo what this transaction wrote (only its own savepoint when it joined a group)."""
