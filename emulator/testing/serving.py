@@ -37,13 +37,6 @@ def _import_uvicorn_without_cli() -> None:
         return  # not installed: the import below says so
     loader = spec.loader
     package = importlib.util.module_from_spec(spec)
-    sys.modules["uvicorn"] = package
-    try:
-        from uvicorn.config import Config
-        from uvicorn.server import Server
-    except BaseException:
-        del sys.modules["uvicorn"]
-        raise
     lock = threading.Lock()
 
     def complete(name: str) -> Any:  # PEP 562: called only for names the module does not hold
@@ -52,8 +45,17 @@ def _import_uvicorn_without_cli() -> None:
                 loader.exec_module(package)
         return getattr(package, name)
 
+    # In place before the module is visible: another thread that imports uvicorn meanwhile gets it whole.
+    vars(package)["__getattr__"] = complete
+    sys.modules["uvicorn"] = package
+    try:
+        from uvicorn.config import Config
+        from uvicorn.server import Server
+    except BaseException:
+        del sys.modules["uvicorn"]
+        raise
     # Config and Server: the names uvicorn's own modules import from the package.
-    vars(package).update(Config=Config, Server=Server, __getattr__=complete)
+    vars(package).update(Config=Config, Server=Server)
 
 
 _import_uvicorn_without_cli()
