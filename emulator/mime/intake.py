@@ -15,7 +15,6 @@ import base64
 import contextlib
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from email._policybase import compat32
 from email.errors import HeaderParseError
 from email.header import decode_header, make_header
@@ -53,8 +52,7 @@ class Part(NamedTuple):
     disposition: str  # "attachment" | "inline"
 
 
-@dataclass
-class Parsed:
+class Parsed(NamedTuple):
     from_: str | None
     to: list[str]
     cc: list[str]
@@ -65,7 +63,7 @@ class Parsed:
     text: str | None
     html: str | None
     headers: list[tuple[str, str]]  # every header, in order, original name case
-    attachments: list[Part] = field(default_factory=list)
+    attachments: list[Part]
 
     def header(self, name: str) -> str | None:
         for key, value in self.headers:
