@@ -5,6 +5,7 @@ Rows are written lazily (with the next transaction), so logging never adds a com
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from typing import TYPE_CHECKING, Any
@@ -69,9 +70,10 @@ def redact(raw: bytes) -> str | None:
     """The body as text with every credential replaced; None when too large to keep."""
     if len(raw) > MAX_LOGGED_BODY:
         return None
-    # `utf-8-sig`: a body that starts with a BOM parses as JSON, so it is logged without one; otherwise
-    # every later reader of the log (GET /logs/{id}, the Logs page) would find text that does not parse.
-    text = raw.decode("utf-8-sig", "replace")
+    # A body that starts with a BOM parses as JSON, so it is logged without one; otherwise every later
+    # reader of the log (GET /logs/{id}, the Logs page) would find text that does not parse. Cut by hand:
+    # the `utf-8-sig` codec is Python code, ~10x slower than `utf-8` on a send's body.
+    text = raw.removeprefix(codecs.BOM_UTF8).decode("utf-8", "replace")
     if _MARKER.search(text) is None:
         return text  # the common case costs a few substring checks, no parse
     try:
