@@ -223,3 +223,22 @@ def test_loaders(resend_emulator):
         "emulator.core.db": "SourceFileLoader", "emulator.testing.server": "SourceFileLoader"}
 """)
     pytester.runpytest_subprocess("-q").assert_outcomes(passed=1)
+
+
+def test_modules_imported_after_the_emulator_started_are_still_rewritten(pytester: pytest.Pytester) -> None:
+    # The plugin sets pytest's rewriting import hook aside while the emulator is imported (issue 28);
+    # it is back in its place afterwards, for the suite's own modules registered for rewriting.
+    pytester.makepyfile(helper="def check(total):\n    assert total == 2\n")
+    pytester.makeconftest("import pytest\n\npytest.register_assert_rewrite('helper')\n")
+    pytester.makepyfile(test_after="""
+import sys
+
+def test_helper_asserts_with_introspection(resend_emulator):
+    assert type(sys.meta_path[0]).__name__ == "AssertionRewritingHook"
+    import helper
+
+    helper.check(3)
+""")
+    result = pytester.runpytest_subprocess("-q")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*assert 3 == 2*"])

@@ -169,6 +169,33 @@ def test_the_outbox_qa_checks_load_on_their_first_request_not_at_start() -> None
     assert (before, after) == ("False", "True") and keys != "[]"
 
 
+START_WITHOUT_UVICORNS_COMMAND_LINE = """
+import importlib.metadata, sys
+from emulator.testing import EmulatorServer
+
+with EmulatorServer() as server:
+    server.request("POST", "/emails", {"from": "a@acme.dev", "to": ["b@acme.dev"], "subject": "s",
+                                       "text": "t"})
+    before = sorted(name for name in ("click", "uvicorn.main", "watchfiles") if name in sys.modules)
+    import uvicorn
+    from uvicorn import run
+
+    print(before, run is sys.modules["uvicorn.main"].run,
+          uvicorn.__version__ == importlib.metadata.version("uvicorn"), "click" in sys.modules)
+"""
+
+
+def test_uvicorns_command_line_loads_only_when_the_suite_asks_for_it() -> None:
+    # uvicorn's package imports its CLI and reloaders (click, watchfiles, ...): ~15 ms of every test
+    # session's start (issue 28). A suite that uses uvicorn itself still gets the whole package.
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", START_WITHOUT_UVICORNS_COMMAND_LINE], capture_output=True,
+                          text=True, check=True, timeout=60)
+    assert done.stdout.split() == ["[]", "True", "True", "True"]
+
+
 def test_stop_takes_less_than_uvicorns_fixed_wait_and_frees_the_port() -> None:
     import socket
     import time

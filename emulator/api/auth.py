@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from emulator.core import errors
 from emulator.core.clock import to_db
@@ -26,8 +25,7 @@ SENDING_ACCESS = "sending_access"
 WELL_FORMED_KEY = re.compile(r"^re_[A-Za-z0-9_]{1,128}$")
 
 
-@dataclass(frozen=True)
-class Credential:
+class Credential(NamedTuple):
     """A resolved caller: the account every query is scoped to, and what it may do."""
 
     account: str

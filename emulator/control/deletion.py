@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from emulator.control import reads
 from emulator.core.events import notify
@@ -29,8 +28,7 @@ CHUNK = 500
 IN_LIST = reads.IN_LIST
 
 
-@dataclass(frozen=True)
-class Mail:
+class Mail(NamedTuple):
     """Sent or received mail: its table, the tables keyed by its `email_id`, its read-state box."""
 
     box: str

@@ -9,8 +9,7 @@ one of its messages does (`-from:ada` is then a thread with no message from ada)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from emulator.control import query, reads
 from emulator.control.query import Term, instant_of, size_of
@@ -18,8 +17,7 @@ from emulator.core.clock import to_db
 from emulator.core.errors import invalid
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     """How one kind of list answers each key: SQL over `alias`, the rows one term is tested on."""
 
     name: str

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -57,8 +56,7 @@ def _like(value: str) -> str:
     return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-@dataclass(frozen=True)
-class OutboxFilter:
+class OutboxFilter(NamedTuple):
     account: str | None = None
     to: str | None = None
     from_: str | None = None

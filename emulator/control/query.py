@@ -18,8 +18,8 @@ search.py (sent mail, over its FTS5 index) and mailsearch.py (received mail and 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from emulator.core.clock import parse_iso
 from emulator.core.errors import invalid
@@ -37,8 +37,7 @@ _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]*)")
 MAX_TERMS = 32  # a query is typed by a person; more than this is a paste gone wrong
 
 
-@dataclass(frozen=True)
-class Term:
+class Term(NamedTuple):
     key: str  # "" for free text
     value: str
     negated: bool = False

@@ -63,6 +63,8 @@ class Emulator:
     async def open(self, ddl: list[str]) -> None:
         self.ddl = ddl  # kept for snapshot restore, which recreates tables an older file lacks
         await self.db.open(ddl)
+        if self.db.fresh:
+            return  # nothing stored yet: no id sequence, clock or timestamp to take up again
         async with self.transaction() as tx:
             rows = await tx.all("SELECT key, value FROM meta WHERE key LIKE 'id_counter%'")
             await self._restore_clock(tx)

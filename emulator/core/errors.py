@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class ErrorKind:
+class ErrorKind(NamedTuple):
     status: int
     name: str
     message: str

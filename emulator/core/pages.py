@@ -8,8 +8,7 @@ page costs the same at 1 000 or 1 000 000 rows).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from emulator.core.errors import ApiError, invalid
 
@@ -32,8 +31,7 @@ UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 DEFAULT_LIMIT = 20
 
 
-@dataclass(frozen=True)
-class Page:
+class Page(NamedTuple):
     limit: int | None
     after: str | None = None
     before: str | None = None

@@ -15,13 +15,13 @@ import base64
 import contextlib
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from email import policy
+from email._policybase import compat32
 from email.errors import HeaderParseError
 from email.header import decode_header, make_header
 from email.message import Message
 from email.parser import BytesParser
 from email.utils import getaddresses
+from typing import NamedTuple
 
 IDEMPOTENCY_HEADER = "resend-idempotency-key"
 _ADDR_SPEC = r"[A-Za-z0-9_%+-]+(?:\.[A-Za-z0-9_%+-]+)*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*"
@@ -44,8 +44,7 @@ class IntakeError(ValueError):
     """A message that cannot be read at all; the text is the SMTP reply's explanation."""
 
 
-@dataclass(frozen=True)
-class Part:
+class Part(NamedTuple):
     content: bytes
     filename: str | None
     content_type: str
@@ -53,8 +52,7 @@ class Part:
     disposition: str  # "attachment" | "inline"
 
 
-@dataclass
-class Parsed:
+class Parsed(NamedTuple):
     from_: str | None
     to: list[str]
     cc: list[str]
@@ -65,7 +63,7 @@ class Parsed:
     text: str | None
     html: str | None
     headers: list[tuple[str, str]]  # every header, in order, original name case
-    attachments: list[Part] = field(default_factory=list)
+    attachments: list[Part]
 
     def header(self, name: str) -> str | None:
         for key, value in self.headers:
@@ -151,6 +149,8 @@ def _payload(part: Message) -> bytes:
     if part.get_content_type() == "message/rfc822":
         inner = part.get_payload()
         first = inner[0] if isinstance(inner, list) and inner else None
+        from email import policy  # here: its header registry is ~3 ms of every start (issue 28)
+
         return first.as_bytes(policy=policy.SMTP) if isinstance(first, Message) else b""
     payload = part.get_payload(decode=True)
     return payload if isinstance(payload, bytes) else b""
@@ -225,7 +225,7 @@ def parse(raw: bytes) -> Parsed:
         raise IntakeError("Message is empty")
     try:
         # compat32: the modern policy's header objects cost ~10x more, and only a few headers matter.
-        return _parse(BytesParser(policy=policy.compat32).parsebytes(raw))
+        return _parse(BytesParser(policy=compat32).parsebytes(raw))
     except IntakeError:
         raise
     except Exception as exc:  # stdlib is lenient; anything it still chokes on is a client error

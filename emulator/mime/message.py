@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from email.header import Header
 from email.utils import encode_rfc2231, format_datetime, formataddr
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from emulator.core.addresses import split_named
 from emulator.mime.html_tokens import LinearHTMLParser
@@ -68,8 +68,7 @@ class AttachmentLike(Protocol):
     def content_id(self) -> str | None: ...
 
 
-@dataclass(frozen=True)
-class MimeAttachment:
+class MimeAttachment(NamedTuple):
     content: bytes
     filename: str | None = None
     content_type: str | None = None  # None ⇒ guessed from the filename

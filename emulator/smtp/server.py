@@ -11,8 +11,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import weakref
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from emulator.core.config import StartupError
 from emulator.core.net import bind
@@ -28,8 +27,7 @@ __all__ = ["HOSTNAME", "IDENT", "MAX_MESSAGE_BYTES", "MAX_RECIPIENTS", "USERNAME
            "stop"]
 
 
-@dataclass
-class Listener:
+class Listener(NamedTuple):
     name: str  # "smtp" (STARTTLS) or "smtps" (implicit TLS)
     server: asyncio.base_events.Server
     sessions: weakref.WeakSet[SMTP]

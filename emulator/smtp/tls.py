@@ -14,9 +14,8 @@ import ssl
 import tempfile
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from emulator.core.config import StartupError
 
@@ -26,8 +25,7 @@ if TYPE_CHECKING:
 COMMON_NAME = "resend-emulator.localhost"
 
 
-@dataclass(frozen=True)
-class Certificate:
+class Certificate(NamedTuple):
     cert_pem: bytes
     key_pem: bytes
 

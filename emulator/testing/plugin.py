@@ -15,6 +15,7 @@ Override these fixtures in a conftest.py to configure it:
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -82,10 +83,11 @@ def resend_emulator_autoenv() -> bool:
 
 @pytest.fixture(scope="session")
 def resend_emulator_server(resend_emulator_settings: dict[str, Any],
-                           resend_emulator_seed: str | dict[str, Any] | None) -> Iterator[EmulatorServer]:
+                           resend_emulator_seed: str | dict[str, Any] | None,
+                           pytestconfig: pytest.Config) -> Iterator[EmulatorServer]:
     """The session's emulator, started before the first test that needs it; stopped at the end."""
     overrides = {"port": 0, "smtp_port": 0, "smtps_port": 0, "quiet": True, **resend_emulator_settings}
-    with _no_collections():
+    with _no_collections(), _rewrite_hook_aside(pytestconfig.pluginmanager):
         from emulator.testing.server import EmulatorServer
 
         server = EmulatorServer(**overrides).start()
@@ -96,6 +98,28 @@ def resend_emulator_server(resend_emulator_settings: dict[str, Any],
         yield server
     finally:
         server.stop()
+
+
+@contextmanager
+def _rewrite_hook_aside(pluginmanager: pytest.PytestPluginManager) -> Iterator[None]:
+    """pytest's assertion-rewriting import hook out of `sys.meta_path` while the emulator is imported.
+
+    The hook is the first finder asked about every import, and for each of the ~270 modules the
+    emulator and its libraries bring it matches names and paths for ~20 µs to answer that this one is
+    not for rewriting: ~5 ms of the first test's wait (issue 28). None is: the emulator is off its list
+    (`_rewrite_this_module_only`), and test modules and conftests were all imported at collection,
+    before any fixture ran. The hook goes back to its place even when the start fails.
+    """
+    hook = getattr(pluginmanager, "rewrite_hook", None)
+    if hook not in sys.meta_path:
+        yield
+        return
+    place = sys.meta_path.index(hook)
+    sys.meta_path.remove(hook)
+    try:
+        yield
+    finally:
+        sys.meta_path.insert(place, hook)
 
 
 @contextmanager

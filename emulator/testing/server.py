@@ -18,7 +18,6 @@ import asyncio
 import dataclasses
 import logging
 import os
-import smtplib
 import ssl
 import sys
 import threading
@@ -41,6 +40,8 @@ from emulator.testing.controls import (
 )
 
 if TYPE_CHECKING:
+    import smtplib
+
     from emulator.control.snapshots import Baseline
     from emulator.core.emulator import Emulator
     from emulator.testing.serving import ThreadServer
@@ -132,6 +133,8 @@ class EmulatorClient:
 
         Username `resend`, password the API key (the handle's by default), as with the real relay.
         """
+        import smtplib  # here: a session that never opens one does not load it (issue 28, start)
+
         info = self._transport.call("GET", "/_emulator/smtp")
         if not info["enabled"]:
             raise RuntimeError("SMTP is disabled on this emulator")

@@ -6,9 +6,8 @@ SDKs send lists comma-separated (`folders=inbox,sent`); repeated parameters are 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from emulator.core.clock import parse_iso
 from emulator.core.errors import invalid
@@ -104,8 +103,7 @@ def page(query: Any) -> Page:
     return parse_page(query, optional_limit=False, docs=INBOX_DOCS)
 
 
-@dataclass(frozen=True)
-class DateRange:
+class DateRange(NamedTuple):
     start: datetime | None
     end: datetime | None
 

@@ -9,8 +9,7 @@ excludes. Unlike Resend's index, the emulator's search never lags.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from emulator.api.ops import ApiRequest
 from emulator.core import errors
@@ -29,8 +28,7 @@ _TERM = re.compile(r'(-?)"([^"]*)"|(-?)(\S+)')
 FRAGMENT_RADIUS = 40
 
 
-@dataclass(frozen=True)
-class Criteria:
+class Criteria(NamedTuple):
     include: list[str]
     exclude: list[str]
     people: dict[str, list[str]]

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from emulator.core import errors
@@ -39,8 +38,7 @@ NO_CIMD = ("Client ID Metadata Documents are not fetched by the emulator; regist
            "POST /oauth/register.")
 
 
-@dataclass(frozen=True)
-class Authorization:
+class Authorization(NamedTuple):
     """A valid authorization request, waiting for (or given) the user's consent."""
 
     client_id: str

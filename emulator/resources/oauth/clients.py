@@ -8,9 +8,8 @@ import binascii
 import hmac
 import math
 import re
-from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import unquote, urlsplit
 
 from emulator.core import errors
@@ -218,8 +217,7 @@ def client_view(row: Row) -> dict[str, Any]:
 
 # ---- client authentication -------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Presented:
+class Presented(NamedTuple):
     """The credentials a token or revoke request carries, and by which mechanism."""
 
     client_id: str

@@ -11,8 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from emulator.core.errors import invalid
 
@@ -27,8 +26,7 @@ MAX_NUMBER = 2**53 - 1
 Value = str | int | float
 
 
-@dataclass(frozen=True)
-class RenderedTemplate:
+class RenderedTemplate(NamedTuple):
     """The published version of a template with the send's variables applied.
 
     `from_`, `subject`, `reply_to` are the template's defaults (None when it has none); the sender's own
