@@ -14,7 +14,7 @@ rolled-back send is forgotten with its transaction).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary, ref
@@ -42,11 +42,16 @@ class Usage:
         return {DAILY_HEADER: str(self.daily), MONTHLY_HEADER: str(self.monthly)}
 
 
-@lru_cache(maxsize=64)
 def periods(now: datetime) -> tuple[str, str]:
-    # Cached: a broadcast asks it of the same `now` for every email of a chunk.
-    day = now.astimezone(UTC).date().isoformat()
-    return day, day[:7]
+    """(`YYYY-MM-DD`, `YYYY-MM`) of `now` in UTC."""
+    return _periods(now.astimezone(UTC).date() if now.tzinfo is not UTC else now.date())
+
+
+@lru_cache(maxsize=64)
+def _periods(day: date) -> tuple[str, str]:
+    # Cached by day: every send asks it twice, of a `now` that differs each time on a running clock.
+    text = day.isoformat()
+    return text, text[:7]
 
 
 def _book(emu: Host) -> dict[str, Usage]:
