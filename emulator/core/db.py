@@ -142,7 +142,7 @@ class Database:
                                              isolation_level=None, check_same_thread=False)
         self._conn.row_factory = _dict_row  # type: ignore[assignment]
         pragmas = ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA temp_store=MEMORY"]
-        if self.path not in ("", ":memory:") and not self.path.startswith("file:"):
+        if not in_memory and not self.path.startswith("file:"):
             self.checkpointer = Checkpointer(self.path)
             pragmas[:0] = [f"PRAGMA wal_autocheckpoint={SAFETY_PAGES}", "PRAGMA cache_size=-131072",
                            f"PRAGMA mmap_size={MMAP_BYTES}"]
