@@ -1,5 +1,5 @@
-"""Group commit (core/db.py): with a database file, transactions under way together share one COMMIT,
-and none of them returns before the COMMIT that holds its writes."""
+"""Group commit (core/db.py): in memory and with a database file, transactions under way together
+share one COMMIT, and none of them returns before the COMMIT that holds its writes."""
 
 from __future__ import annotations
 
@@ -185,13 +185,25 @@ async def test_a_snapshot_taken_while_a_group_is_open_holds_its_writes(tmp_path:
     assert saved <= committed_ids(path)
 
 
-@pytest.mark.parametrize("db", [":memory:"])
-async def test_an_in_memory_database_commits_each_transaction_itself(db: str) -> None:
-    async with running(db) as emu:
+async def test_an_in_memory_database_groups_its_commits_too() -> None:
+    """In memory a COMMIT is cheap, but the SQLite work of several requests run together stays in the
+    CPU's caches (issue 28: ~70 µs less CPU per send over HTTP at 8 connections)."""
+    async with running(":memory:") as emu:
         statements = count_commits(emu)
-        await asyncio.gather(*(add(emu, f"acct-{n}") for n in range(5)))
+        names = await asyncio.gather(*(add(emu, f"acct-{n}") for n in range(20)))
+        assert statements.count("COMMIT") < 20 / 4, statements
+        async with emu.transaction() as tx:
+            stored = {row["id"] for row in await tx.all("SELECT id FROM accounts WHERE id LIKE 'acct-%'")}
+        assert stored == set(names)
+
+
+async def test_a_transaction_alone_commits_at_once() -> None:
+    async with running(":memory:") as emu:
+        statements = count_commits(emu)
+        for n in range(3):
+            await add(emu, f"acct-{n}")
         assert "SAVEPOINT tx" not in statements
-        assert statements.count("COMMIT") >= 5
+        assert statements.count("COMMIT") == 3
 
 
 def test_every_answered_send_is_in_the_database_file_when_its_200_arrives(tmp_path: Path) -> None:

@@ -22,9 +22,12 @@ makes them all durable at once. No caller returns before the COMMIT that holds i
 answered request is still in the database; only the cost is shared. Requests under way (`expecting`)
 count as company, and the COMMIT waits one loop turn for them. Measured (issue 18, 8 connections,
 `--db FILE`): ~7 sends per COMMIT, whose pages are mostly shared index and table pages; CPU per send
-~330 → ~295 µs. A transaction alone commits at once, as before; in memory, always. A member that only
-queued writes (a send) hands them to the group as they are, to run with the other members' together
-(core/group.py).
+~330 → ~295 µs. In memory too, though a COMMIT there costs little: the SQLite work of the members,
+run together, stays in the CPU's caches, where one send's statements alone find them evicted by the
+network and Python work since the last (issue 28, 8 connections over HTTP: ~350 → ~250 µs CPU per send;
+an instruction count, which sees no cache, had shown the opposite). A transaction alone commits at once.
+A member that only queued writes (a send) hands them to the group as they are, to run with the other
+members' together (core/group.py).
 
 Long transactions (`transaction(..., long=True)`, for chunked jobs: an import's rows, a broadcast's
 emails): a database file writes every page a transaction changed into the log at its COMMIT, and a
@@ -299,49 +302,37 @@ class Database:
         return _Expecting(self)
 
     @property
-    def groups(self) -> bool:
-        """Whether transactions under way together share a COMMIT. Only for a database file: in memory
-        a COMMIT costs less than a group's loop turns (issue 28: grouped sends, queued members included,
-        cost no fewer instructions in memory than sends committing one by one)."""
-        return self.checkpointer is not None
-
-    @property
     def shared(self) -> bool:
         """Whether other transactions are under way, so a COMMIT now would likely be followed by theirs."""
-        return (self._active > 1 or self.callers > 1) and self.groups
+        return self._active > 1 or self.callers > 1
 
-    def transaction(self, emu: Host, account: str | None, long: bool = False,
-                    turn: bool = True) -> Transaction:
-        """`async with db.transaction(emu, account) as tx:` one unit of work (see the module docstring).
-        `turn=False`, for a task that runs one transaction and ends (an API request), skips the loop turn
-        before the lock where the database does not group commits (see Transaction): the turn then buys
-        nothing and costs ~15 µs. Where it does, the turn lets the requests under way reach their
-        transactions and join the group (issue 28: without it, one COMMIT per send)."""
-        return Transaction(self, emu, account, long, turn)
+    def transaction(self, emu: Host, account: str | None, long: bool = False) -> Transaction:
+        """`async with db.transaction(emu, account) as tx:` one unit of work (see the module docstring)."""
+        return Transaction(self, emu, account, long)
 
 
 class Transaction:
     """The context manager of `Database.transaction`: a plain class rather than a generator-based one,
     whose extra frames cost every request a few µs (issue 28).
 
-    Entering: one loop turn first, unless `turn` is off (statements no longer suspend the caller, see
-    `Database.call`, so a task running transactions back to back, a burst of events or a broadcast,
-    would otherwise starve every other task, webhook deliveries included), then the lock. Leaving: roll
+    Entering: one loop turn first, then the lock. The turn lets the requests under way reach their
+    transactions and join a group (issue 28: without it, one COMMIT per send); and since statements do
+    not suspend the caller (`Database.call`), a task running transactions back to back, a burst of
+    events or a broadcast, would otherwise starve every other task, webhook deliveries included. Leaving: roll
     back on an exception; otherwise persist a moved id counter, end (COMMIT or join the group), release
     the lock, wait for the group's COMMIT if the writes joined one, and run the after-commit callbacks."""
 
-    __slots__ = ("account", "db", "emu", "long", "scope", "start_counter", "turn", "tx")
+    __slots__ = ("account", "db", "emu", "long", "scope", "start_counter", "tx")
 
-    def __init__(self, db: Database, emu: Host, account: str | None, long: bool, turn: bool) -> None:
-        self.db, self.emu, self.account, self.long, self.turn = db, emu, account, long, turn
+    def __init__(self, db: Database, emu: Host, account: str | None, long: bool) -> None:
+        self.db, self.emu, self.account, self.long = db, emu, account, long
         self.scope: contextlib.AbstractContextManager[None] | None = None
 
     async def __aenter__(self) -> Tx:
         db, emu = self.db, self.emu
         db._active += 1
         try:
-            if self.turn or db.groups:
-                await asyncio.sleep(0)
+            await asyncio.sleep(0)
             await db.lock.acquire()
         except BaseException:
             db._active -= 1
