@@ -73,7 +73,12 @@ def main() -> None:
     # has finished, so the port can be announced at once.
     sock.listen(2048)
     print(f"PORT {sock.getsockname()[1]}", flush=True)
-    config = uvicorn.Config(app, loop="uvloop", http="httptools", log_level="error", access_log=False,
+    # The emulator speaks as `resend-emulator` serves it; the ceiling as plain uvicorn.
+    http: Any = "httptools"
+    if kind != "ceiling":
+        from emulator.core.wire import WholeResponses
+        http = WholeResponses
+    config = uvicorn.Config(app, loop="uvloop", http=http, log_level="error", access_log=False,
                             lifespan="on")
     server = uvicorn.Server(config)
     with asyncio.Runner(loop_factory=config.get_loop_factory()) as runner:

@@ -210,10 +210,11 @@ async def serve(settings: Settings, sock: socket.socket,
     import uvicorn
 
     from emulator.app import create_app
+    from emulator.core.wire import WholeResponses
 
     app = create_app(settings)
     # Open UI event streams would otherwise hold a shutdown for up to their 15 s reconnect period.
-    config = uvicorn.Config(app, log_level="error" if settings.quiet else "warning",
+    config = uvicorn.Config(app, http=WholeResponses, log_level="error" if settings.quiet else "warning",
                             access_log=False, lifespan="off", ws="none", timeout_graceful_shutdown=1)
     host, port = sock.getsockname()[:2]
     app.state.emu.state["http_url"] = f"http://{host}:{port}"

@@ -62,6 +62,8 @@ _import_uvicorn_without_cli()
 
 import uvicorn  # noqa: E402  (after the function above has made the package module)
 
+from emulator.core.wire import WholeResponses  # noqa: E402  (imports uvicorn's protocol modules)
+
 
 class ThreadServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config) -> None:
@@ -106,7 +108,7 @@ class ThreadServer(uvicorn.Server):
 def thread_server(app: Any) -> ThreadServer:
     # ws="none": the emulator serves no websockets (live UI updates are SSE), and loading a websocket
     # protocol costs uvicorn a few tens of milliseconds at start.
-    config = uvicorn.Config(app, loop="uvloop", http="httptools", ws="none", lifespan="on",
+    config = uvicorn.Config(app, loop="uvloop", http=WholeResponses, ws="none", lifespan="on",
                             log_level="error", access_log=False)
     # uvicorn leaves signal handlers alone when it runs outside the main thread.
     return ThreadServer(config)

@@ -1,0 +1,70 @@
+"""The HTTP/1.1 protocol the emulator serves with: uvicorn's httptools protocol, each response in one write.
+
+uvicorn writes a response's head and its body with a write each, and uvloop sends each at once: two
+`send` calls, two TCP segments, and a client woken twice per response. Here the writes made in one loop
+step go out together at the end of it (`_Joined`), a response whole. Measured (issue 28, POST /emails
+at 8 connections over loopback): ~30 µs less CPU per request, of ~275.
+
+Nothing else changes: uvicorn still parses, times out and closes connections as before; a write waits
+at most for the loop step it was made in, and large bodies (a streamed attachment) go out as they come.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, cast
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+# Past this many bytes waiting, a write goes out at once: streamed bodies keep uvloop's flow control.
+JOIN_LIMIT = 64 * 1024
+
+
+class _Joined:
+    """A transport whose writes wait for the end of the loop step, then go out as one."""
+
+    __slots__ = ("_loop", "_pending", "_size", "_transport")
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport, self._loop = transport, loop
+        self._pending: list[bytes] = []
+        self._size = 0
+
+    def write(self, data: bytes) -> None:
+        if not self._pending:
+            self._loop.call_soon(self.flush)
+        self._pending.append(data)
+        self._size += len(data)
+        if self._size >= JOIN_LIMIT:
+            self.flush()
+
+    def flush(self) -> None:
+        pending, self._pending, self._size = self._pending, [], 0
+        if pending and not self._transport.is_closing():
+            self._transport.write(pending[0] if len(pending) == 1 else b"".join(pending))
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def is_closing(self) -> bool:
+        return self._transport.is_closing()
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return self._transport.get_extra_info(name, default)
+
+    def pause_reading(self) -> None:
+        self._transport.pause_reading()
+
+    def resume_reading(self) -> None:
+        self._transport.resume_reading()
+
+    def __getattr__(self, name: str) -> Any:  # anything else uvicorn may ask of its transport
+        return getattr(self._transport, name)
+
+
+class WholeResponses(HttpToolsProtocol):
+    """uvicorn's httptools protocol over a `_Joined` transport (pass as `uvicorn.Config(http=...)`)."""
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(cast(asyncio.Transport, _Joined(transport, self.loop)))
