@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 from typing import Any
 
 import httpx
 import pytest
 
+from emulator.core.net import Requests
 from emulator.core.wire import JOIN_LIMIT, _Joined
 from emulator.testing import EmulatorServer
 
@@ -116,3 +118,27 @@ def test_a_large_answer_arrives_whole(server: Any) -> None:
     assert sent.status_code == 200, sent.text
     got = httpx.get(f"{server.url}/emails/{sent.json()['id']}", headers=headers)
     assert got.status_code == 200 and got.json()["html"] == html
+
+
+def wait_for(condition: Any, seconds: float = 5.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.005)
+
+
+def test_requests_under_way_are_counted_until_answered_or_dropped(server: Any) -> None:
+    host, port = server.url.removeprefix("http://").split(":")
+    body = b'{"name": "wire.example"}'
+    head = (f"POST /domains HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer re_wire\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode()
+    wait_for(lambda: Requests.under_way == 0)
+    with socket.create_connection((host, int(port)), timeout=5) as conn:
+        conn.sendall(head)  # the body is still to come: received, not answered
+        wait_for(lambda: Requests.under_way == 1)
+        conn.sendall(body)
+        assert conn.recv(65536).startswith(b"HTTP/1.1 ")
+        wait_for(lambda: Requests.under_way == 0)
+        conn.sendall(head)
+        wait_for(lambda: Requests.under_way == 1)
+    wait_for(lambda: Requests.under_way == 0)  # the client went away mid-request

@@ -73,7 +73,8 @@ async def run_op(emu: Emulator, op: Op, request: Request) -> tuple[int, Any, Cre
     if op.idempotent and "idempotency-key" in request.headers:
         status, result = await idempotency.run(emu, op, req, account)
         return status, result, credential
-    async with emu.transaction(account) as tx:
+    # This task runs no other transaction: no loop turn first unless in company (db.py).
+    async with emu.transaction(account, turn=False) as tx:
         result = await op.handler(tx, req)
     if isinstance(result, Reply):
         return result.status, result.body, credential

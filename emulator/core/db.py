@@ -58,6 +58,7 @@ import aiosqlite
 from emulator.core.checkpoint import SAFETY_PAGES, Checkpointer
 from emulator.core.config import DEFAULT_ACCOUNT
 from emulator.core.group import Group
+from emulator.core.net import Requests
 from emulator.core.tx import COUNTER_UPSERT, Host, Params, Row, Tx, Write, apply_writes
 
 __all__ = ["DEFER_ROWS", "KERNEL_TABLES", "Database", "Host", "Params", "Row", "Tx", "Write"]
@@ -303,36 +304,43 @@ class Database:
 
     @property
     def shared(self) -> bool:
-        """Whether other transactions are under way, so a COMMIT now would likely be followed by theirs."""
-        return self._active > 1 or self.callers > 1
+        """Whether other transactions or requests are under way (started, or received over HTTP and not
+        yet started: net.py `Requests`), so a COMMIT now would likely be followed by theirs."""
+        return self._active > 1 or self.callers > 1 or Requests.under_way > 1
 
-    def transaction(self, emu: Host, account: str | None, long: bool = False) -> Transaction:
-        """`async with db.transaction(emu, account) as tx:` one unit of work (see the module docstring)."""
-        return Transaction(self, emu, account, long)
+    def transaction(self, emu: Host, account: str | None, long: bool = False,
+                    turn: bool = True) -> Transaction:
+        """`async with db.transaction(emu, account) as tx:` one unit of work (see the module docstring).
+        `turn=False`, for a task that runs one transaction and ends (an API request), skips the loop turn
+        before the lock when no other request is under way: alone, the turn buys nothing and costs a
+        request ~15 µs (a test suite's sends one at a time, issue 28)."""
+        return Transaction(self, emu, account, long, turn)
 
 
 class Transaction:
     """The context manager of `Database.transaction`: a plain class rather than a generator-based one,
     whose extra frames cost every request a few µs (issue 28).
 
-    Entering: one loop turn first, then the lock. The turn lets the requests under way reach their
-    transactions and join a group (issue 28: without it, one COMMIT per send); and since statements do
-    not suspend the caller (`Database.call`), a task running transactions back to back, a burst of
-    events or a broadcast, would otherwise starve every other task, webhook deliveries included. Leaving: roll
+    Entering: one loop turn first (for an API request, only when `shared`: see `Database.transaction`),
+    then the lock. The turn lets the requests under way reach their transactions and join a group
+    (issue 28: without it, one COMMIT per send); and since statements do not suspend the caller
+    (`Database.call`), a task running transactions back to back, a burst of events or a broadcast,
+    would otherwise starve every other task, webhook deliveries included. Leaving: roll
     back on an exception; otherwise persist a moved id counter, end (COMMIT or join the group), release
     the lock, wait for the group's COMMIT if the writes joined one, and run the after-commit callbacks."""
 
-    __slots__ = ("account", "db", "emu", "long", "scope", "start_counter", "tx")
+    __slots__ = ("account", "db", "emu", "long", "scope", "start_counter", "turn", "tx")
 
-    def __init__(self, db: Database, emu: Host, account: str | None, long: bool) -> None:
-        self.db, self.emu, self.account, self.long = db, emu, account, long
+    def __init__(self, db: Database, emu: Host, account: str | None, long: bool, turn: bool) -> None:
+        self.db, self.emu, self.account, self.long, self.turn = db, emu, account, long, turn
         self.scope: contextlib.AbstractContextManager[None] | None = None
 
     async def __aenter__(self) -> Tx:
         db, emu = self.db, self.emu
         db._active += 1
         try:
-            await asyncio.sleep(0)
+            if self.turn or db.shared:
+                await asyncio.sleep(0)
             await db.lock.acquire()
         except BaseException:
             db._active -= 1

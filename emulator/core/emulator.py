@@ -70,9 +70,10 @@ class Emulator:
             await self._restore_clock(tx)
         self.ids.load_counters({row["key"]: row["value"] for row in rows})
 
-    def transaction(self, account: str | None = None, long: bool = False) -> AbstractAsyncContextManager[Tx]:
-        # Not wrapped again: one object less per request. `long`: a chunked job's (see db.py).
-        return self.db.transaction(self, account, long)
+    def transaction(self, account: str | None = None, long: bool = False,
+                    turn: bool = True) -> AbstractAsyncContextManager[Tx]:
+        # Not wrapped again: one object less per request. `long`: a chunked job's; `turn`: see db.py.
+        return self.db.transaction(self, account, long, turn)
 
     async def reset(self) -> None:
         """Back to a fresh start: empty tables, the seed's id sequence, the configured clock and keys."""

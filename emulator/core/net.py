@@ -1,4 +1,5 @@
-"""Binding listening sockets: a port in use is one clear line (a StartupError), not a traceback."""
+"""Binding listening sockets: a port in use is one clear line (a StartupError), not a traceback; and
+the count of HTTP requests under way."""
 
 from __future__ import annotations
 
@@ -8,6 +9,14 @@ import socket
 from emulator.core.config import StartupError
 
 FREE_PORT = "0 picks a free one"  # said after a colon: the line's advice is already in parentheses
+
+
+class Requests:
+    """HTTP requests received (their head parsed) and not yet answered in this process, counted by the
+    protocol the servers speak (wire.py), over every server of the process: a hint for grouping commits
+    (db.py), never a fact anything depends on."""
+
+    under_way = 0
 
 
 def bind(host: str, port: int, flag: str = "--port", alternative: str = "") -> socket.socket:
