@@ -72,6 +72,19 @@ async def test_closing_sends_what_waits_first() -> None:
 
 
 @anyio
+async def test_a_response_flushed_as_it_completes_is_not_written_again() -> None:
+    transport, recording = joined()
+    transport.write(b"head")
+    transport.write(b"body")
+    transport.flush()  # the response completed with no other request under way
+    assert recording.sent == [b"headbody"]
+    await asyncio.sleep(0)
+    transport.write(b"next")
+    await asyncio.sleep(0)
+    assert recording.sent == [b"headbody", b"next"]
+
+
+@anyio
 async def test_a_large_body_goes_out_as_it_comes() -> None:
     transport, recording = joined()
     transport.write(b"head")
