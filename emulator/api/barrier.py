@@ -1,5 +1,5 @@
 """The last line: an exception no handler expected becomes Resend's 500 `application_error`, and the
-connection stays open.
+connection stays open. A database with no room left says so in that 500's message.
 
 Starlette's own last-resort middleware answers 500 and then re-raises, and uvicorn closes a
 keep-alive connection on any exception that reaches it (issue 11: after one 500 the client's
@@ -9,6 +9,7 @@ connection was gone). Here the exception stops: logged once, answered once.
 from __future__ import annotations
 
 import logging
+import sqlite3
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -44,5 +45,14 @@ class Barrier:
         except Exception as exc:
             if started:  # half a response is out: only closing the connection can tell the client
                 raise
+            if _full(exc):
+                log.error("the database is full: %s %s stored nothing", scope["method"], scope["path"])
+                await error_response(ApiError(errors.DATABASE_FULL))(scope, receive, send)
+                return
             log.exception("unhandled error on %s %s", scope["method"], scope["path"], exc_info=exc)
             await error_response(ApiError(errors.APPLICATION_ERROR))(scope, receive, send)
+
+
+def _full(exc: BaseException) -> bool:
+    """SQLite's SQLITE_FULL: the in-memory database at its 1 GiB, or a disk with no room left."""
+    return isinstance(exc, sqlite3.OperationalError) and "database or disk is full" in str(exc)

@@ -307,6 +307,8 @@ class Tx:
             undo = ("ROLLBACK TO tx", "RELEASE tx") if state.member else ("ROLLBACK",)
 
             def run(raw: sqlite3.Connection) -> None:
+                if not raw.in_transaction:
+                    return  # SQLite undid it all already (it may, on a full database: SQLITE_FULL)
                 for statement in undo:
                     raw.execute(statement)
 
