@@ -5,6 +5,7 @@ there is room."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -22,9 +23,11 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture
-async def client() -> AsyncIterator[tuple[httpx.AsyncClient, Any]]:
-    app = create_app(Settings(api_keys=["re_full"], smtp=False, quiet=True))
+@pytest.fixture(params=["memory", "file"])
+async def client(request: pytest.FixtureRequest,
+                 tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, Any]]:
+    db = ":memory:" if request.param == "memory" else str(tmp_path / "state.db")
+    app = create_app(Settings(db=db, api_keys=["re_full"], smtp=False, quiet=True))
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
@@ -42,7 +45,7 @@ async def test_a_full_database_refuses_the_write_with_a_clear_error(
     first = await http.post("/emails", json=email("first"), headers=HEADERS)
     assert first.status_code == 200
     # SQLite's own limit of pages plays the part of a full memory or disk.
-    raw.execute(f"PRAGMA max_page_count = {raw.execute('PRAGMA page_count').fetchone()[0]}")
+    raw.execute(f"PRAGMA max_page_count = {raw.execute('PRAGMA page_count').fetchone()['page_count']}")
 
     refused = await http.post("/emails", json=email("too big", 400_000), headers=HEADERS)
 

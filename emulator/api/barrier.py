@@ -24,6 +24,11 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 log = logging.getLogger("emulator")
 
+# Resend's 500, whose message says what happened: SQLite refused a write for want of room.
+FULL = ("The emulator's database is full (in memory it holds up to 1 GiB; a file, what its disk has room"
+        " for). Nothing of this request was stored. Reset it (POST /_emulator/reset), keep fewer emails"
+        " (--max-emails N), or keep state in a file (--db FILE).")
+
 
 class Barrier:
     def __init__(self, app: ASGIApp) -> None:
@@ -47,7 +52,7 @@ class Barrier:
                 raise
             if _full(exc):
                 log.error("the database is full: %s %s stored nothing", scope["method"], scope["path"])
-                await error_response(ApiError(errors.DATABASE_FULL))(scope, receive, send)
+                await error_response(ApiError(errors.APPLICATION_ERROR, FULL))(scope, receive, send)
                 return
             log.exception("unhandled error on %s %s", scope["method"], scope["path"], exc_info=exc)
             await error_response(ApiError(errors.APPLICATION_ERROR))(scope, receive, send)

@@ -85,13 +85,6 @@ RATE_LIMIT_EXCEEDED = _kind(
 # matching email before its timeout. 408 tells an HTTP client "try again", the body keeps the shape.
 WAIT_TIMEOUT = _kind(408, "wait_timeout", "No email matching the filter arrived before the timeout.")
 APPLICATION_ERROR = _kind(500, "application_error", "An unexpected error occurred.")
-# Not Resend's either: SQLite refused a write for want of room. Resend's 500 shape, with what to do about it.
-DATABASE_FULL = _kind(
-    500, "application_error",
-    "The emulator's database is full (in memory it holds up to 1 GiB; a file, what its disk has room for)."
-    " Nothing of this request was stored. Reset it (POST /_emulator/reset), keep fewer emails"
-    " (--max-emails N), or keep state in a file (--db FILE).",
-)
 SERVICE_UNAVAILABLE = _kind(503, "service_unavailable", "API is temporarily unavailable")
 
 
