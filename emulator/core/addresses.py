@@ -46,14 +46,15 @@ def domain_of(value: str) -> str:
     return address_of(value).rpartition("@")[2].lower()
 
 
+# Addresses this long or shorter have their verdict cached (`valid_address`).
+CACHED_LENGTH = 320
+
+
 def valid_address(value: str) -> bool:
     """`x@y` or `Name <x@y>`; a line break or NUL anywhere (it would end up in a header) is invalid."""
     # Cached for the lengths addresses have: a send checks its sender and recipients, mostly the same
     # few (~3 µs each by the patterns); longer text is checked each time and never kept.
     return _valid_cached(value) if len(value) <= CACHED_LENGTH else _valid(value)
-
-
-CACHED_LENGTH = 320
 
 
 def _valid(value: str) -> bool:

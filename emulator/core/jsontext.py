@@ -59,7 +59,7 @@ def parse(raw: bytes) -> Any:
     except UnicodeDecodeError:
         raise BodyError("The request body must be JSON encoded as UTF-8.") from None
     try:
-        value = _load(text)
+        value = loads(text)
     except RecursionError:
         raise BodyError(f"The request body is nested more than {MAX_DEPTH} levels deep.") from None
     except ValueError as exc:
@@ -74,12 +74,8 @@ def parse(raw: bytes) -> Any:
 
 
 def loads(text: str) -> Any:
-    """JSON text this emulator stored (`compact`) back into values: orjson, or the stdlib where they
-    differ (see `_load`). A job's payload is read this way, ~3x faster than with the stdlib alone."""
-    return _load(text)
-
-
-def _load(text: str) -> Any:
+    """JSON text (a request body, or what this emulator stored with `compact`) into values: orjson, ~3x
+    faster than the stdlib, or the stdlib where they differ (integers past 64 bits, a lone surrogate)."""
     if _LONG_NUMBER.search(text) is None:
         try:
             return orjson.loads(text)
