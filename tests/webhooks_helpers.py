@@ -46,12 +46,14 @@ class Receiver:
         self.replies: list[tuple[int, str]] = []
         self.stall = threading.Event()  # set → requests hang until `release` is set
         self.release = threading.Event()
+        self.arrived = threading.Event()  # set once a request's body has been read (stalled or not)
         self._lock = threading.Lock()
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length", "0")))
+                receiver.arrived.set()
                 if receiver.stall.is_set():
                     receiver.release.wait(10)
                 with receiver._lock:

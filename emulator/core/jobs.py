@@ -64,6 +64,9 @@ TxHandler = Callable[["Tx", Job], Awaitable[None]]
 MORE = "more"
 DONE = None
 Step = Callable[["Tx", Job], Awaitable[datetime | str | None]]
+# Adds back the rows of a kind's jobs started without one (`schedule(at_once=True)`) whose work is
+# still due by the kind's own rows; `JobRunner.recovers`.
+Recovery = Callable[["Tx"], Awaitable[None]]
 MAX_PARALLEL = 32  # twice lanes.py LANE_PARALLEL: two hung endpoints never hold every slot
 BATCH = 200
 # Seconds between passes over a steady stream of due jobs. A pass costs a transaction and three queries
@@ -93,13 +96,19 @@ async def schedule(tx: Tx, kind: str, due_at: datetime, payload: dict[str, Any],
     right after commit, with `memo` (facts the caller has at hand, kept in memory only) in the job the
     handler gets; no pass of the runner reads it back first. A burst of events to one webhook
     endpoint cost a pass per event before (issue 28). Otherwise the job waits for a pass as usual.
+    A kind with a `recovery` (`JobRunner.recovers`) gets no row at all when it starts at once (its
+    `seq` is None): the caller's own rows say the work is due, and the recovery adds the row back if
+    the runner stops or pauses before the work is done.
     """
     runner: JobRunner = tx.emu.jobs
     lane = runner.lanes.key(kind, payload)
     row: dict[str, Any] = {"account": tx.account, "kind": kind, "due_at": to_db(due_at),
                            "payload": compact(payload), "lane": lane}
     if at_once and lane is not None and due_at <= tx.now and runner.lanes.has_room(lane):
-        row["seq"] = await tx.insert_now("jobs", {**row, "running": 1})
+        if kind in runner.recoveries:
+            row["seq"] = None
+        else:
+            row["seq"] = await tx.insert_now("jobs", {**row, "running": 1})
         job = {**row, "running": 1, "payload": payload, **(memo or {})}
         runner.lanes.seen.add(lane)
         tx.after_commit(lambda: runner.start_claimed(job))
@@ -133,6 +142,7 @@ class JobRunner:
         self.tx_handlers: dict[str, TxHandler] = {}
         self.steps: dict[str, Step] = {}
         self.catching_up: set[str] = set()
+        self.recoveries: dict[str, Recovery] = {}
         self._advancing = asyncio.Lock()
         self.lanes = Lanes()
         self._wake = asyncio.Event()
@@ -169,6 +179,11 @@ class JobRunner:
         if catches_up:
             self.catching_up.add(kind)
 
+    def recovers(self, kind: str, recovery: Recovery) -> None:
+        """Jobs of `kind` started at once keep no row (see `schedule`): at every start and after every
+        pause, before any pass, `recovery(tx)` adds a row back for each whose work is still due."""
+        self.recoveries[kind] = recovery
+
     def wake(self) -> None:
         self._wake.set()
 
@@ -190,11 +205,13 @@ class JobRunner:
         self._task = asyncio.create_task(self._loop())
 
     async def _prepare(self) -> None:
-        """Recover after a crash (claimed jobs run again), give a file from before lanes its column, and
-        learn which lanes have jobs waiting."""
+        """Recover after a crash (claimed jobs run again, those without a row are added back), give a
+        file from before lanes its column, and learn which lanes have jobs waiting."""
         async with self.emu.transaction() as tx:
             await self.lanes.prepare(tx)
             tx.queue("UPDATE jobs SET running = 0 WHERE running = 1")
+            for recovery in self.recoveries.values():
+                await recovery(tx)
             await self.lanes.learn(tx)
 
     async def stop(self) -> None:
@@ -269,7 +286,7 @@ class JobRunner:
 
     def start_claimed(self, job: Job) -> None:
         """Start a job added claimed (`schedule(at_once=True)`), after its commit. While the runner is
-        paused or stopped it stays claimed, and `_prepare` gives it back to the passes."""
+        paused or stopped it stays claimed (or rowless), and `_prepare` gives it back to the passes."""
         if self._task is not None and not self._paused:
             self._start(job)
 
@@ -344,7 +361,7 @@ class JobRunner:
                 # Rides with the next commit instead of costing one of its own. A crash before that
                 # leaves the row claimed; start() re-runs it, and handlers treat a repeat as a no-op
                 # (a delivered message is not sent again).
-                if left != HANDED_OFF:
+                if left != HANDED_OFF and job["seq"] is not None:
                     self.emu.db.defer("DELETE FROM jobs WHERE seq = ?", (job["seq"],))
                 if self.lanes.finished(job):
                     self.wake()  # half its backlog is through: the next pass refills it

@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from emulator.core.jobs import HANDED_OFF
+from emulator.core.clock import from_db
+from emulator.core.jobs import HANDED_OFF, schedule
 from emulator.resources.webhooks.catalogue import DELIVER_JOB
 from emulator.resources.webhooks.client import Client, ConnectError
 from emulator.resources.webhooks.faults import Fault, book
@@ -21,6 +22,7 @@ from emulator.resources.webhooks.ledger import Outcome, Plan, ledger
 from emulator.resources.webhooks.ledger import stop as stop_ledger
 
 if TYPE_CHECKING:
+    from emulator.core.db import Tx
     from emulator.core.emulator import Emulator
     from emulator.core.jobs import Job
 
@@ -133,6 +135,27 @@ def session(emu: Emulator) -> Client:
 
 def install(emu: Emulator) -> None:
     emu.jobs.handler(DELIVER_JOB, deliver, lane=endpoint_lane)
+    emu.jobs.recovers(DELIVER_JOB, requeue_unsent)
+
+
+# A delivery started as its event committed keeps no job row (core/jobs.py `schedule`): its message,
+# pending and never attempted, is the record that it is due (issue 28: a job row written and deleted
+# per event of a burst). Such a message with no automatic delivery queued lost its delivery to a stop,
+# a crash or a pause.
+_UNSENT = (
+    "SELECT account, id, webhook_id, next_attempt_at FROM webhook_messages"
+    " WHERE status = 'pending' AND attempts = 0 AND next_attempt_at IS NOT NULL"
+    " AND id NOT IN (SELECT json_extract(payload, '$.message_id') FROM jobs"
+    "  WHERE kind = ? AND json_extract(payload, '$.mode') = 'auto')"
+    " ORDER BY seq"
+)
+
+
+async def requeue_unsent(tx: Tx) -> None:
+    """Give each delivery lost that way its job row back, due when its message was made."""
+    for row in await tx.all(_UNSENT, (DELIVER_JOB,)):
+        payload = {"message_id": row["id"], "mode": "auto", "webhook_id": row["webhook_id"]}
+        await schedule(tx.as_account(row["account"]), DELIVER_JOB, from_db(row["next_attempt_at"]), payload)
 
 
 def endpoint_lane(job: Job) -> str:

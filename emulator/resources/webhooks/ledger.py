@@ -95,8 +95,8 @@ class _Start:
 
 
 class _End:
-    """A record to make: awaited (`done`), or handed off with the job row it ends (`seq`, in the runner's
-    `generation` of the state)."""
+    """A record to make: awaited (`done`), or handed off with the job row it ends (`seq`, None for a
+    delivery started at once, which has none; in the runner's `generation` of the state)."""
 
     __slots__ = ("done", "generation", "outcome", "plan", "seq")
 
@@ -219,7 +219,8 @@ class Ledger:
             if item.done is None:
                 # As a job that fails: logged, and its row goes (with the next commit).
                 log.exception("recording webhook attempt at %s failed", item.plan.message_id)
-                self.emu.db.defer(_DELETE_JOB, (item.seq,))
+                if item.seq is not None:
+                    self.emu.db.defer(_DELETE_JOB, (item.seq,))
             elif not item.done.done():
                 item.done.set_exception(exc)
 
