@@ -48,8 +48,9 @@ def test_records_that_end_together_share_a_transaction_and_a_broken_one_fails_al
         await _messages(emu, ["msg_a", "msg_b", "msg_c"])
         # msg_b's first attempt id is taken already: recording it breaks the UNIQUE constraint.
         async with emu.transaction("default") as tx:
+            seq = (await tx.one("SELECT seq FROM webhook_messages WHERE id = 'msg_b'"))["seq"]
             await tx.insert("webhook_attempts", {
-                "id": attempt_id(emu.ids.seed, "msg_b", 1), "account": "default", "webhook_id": "other",
+                "id": attempt_id(emu.ids.seed, seq, "msg_b", 1), "account": "default", "webhook_id": "other",
                 "message_id": "other", "http_status_code": 200, "response": "", "sent_at": tx.now_db})
         shared = ledger(emu)
         raw = emu.db.conn._conn

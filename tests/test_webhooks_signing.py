@@ -111,3 +111,20 @@ def test_svix_ids_are_the_27_base62_digits_of_their_20_bytes() -> None:
                                                             for n in range(200))]
     for raw in samples:
         assert base62(raw) == _base62_by_the_definition(raw)
+
+
+def test_message_and_attempt_ids_are_svix_shaped_and_in_creation_order(client: TestClient,
+                                                                       receiver: Receiver) -> None:
+    hook = create_hook(client, receiver.url, ["domain.created"])
+    for n in range(12):
+        assert client.post("/domains", json={"name": f"d{n}.example.com"}).status_code == 201
+    assert client.post("/_emulator/webhooks/flush").status_code == 200
+    events = client.get(f"/webhooks/{hook['id']}/events").json()["data"]  # newest first
+    created = [event["id"] for event in reversed(events)]
+    attempts = [client.get(f"/webhooks/{hook['id']}/events/{message}/attempts").json()["data"][0]["id"]
+                for message in created]
+    for ids, prefix in ((created, "msg_"), (attempts, "atmpt_")):
+        assert len(set(ids)) == 12 and ids == sorted(ids)  # ordered as made, as Svix's KSUIDs are
+        assert all(len(i) == len(prefix) + 27 and i.startswith(prefix + "2") for i in ids)
+        assert all(i.removeprefix(prefix).isalnum() for i in ids)
+    assert {got.headers["svix-id"] for got in receiver.received} == set(created)

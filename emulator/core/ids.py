@@ -66,15 +66,19 @@ class IdFactory:
         self.accounts = {key.removeprefix(ACCOUNT_COUNTER_PREFIX): int(value) for key, value in meta.items()
                          if key.startswith(ACCOUNT_COUNTER_PREFIX)}
 
-    def _bytes(self, size: int) -> bytes:
+    def numbered(self, size: int) -> tuple[int, bytes]:
+        """The next number of the sequence, and `size` bytes derived from it."""
         account = _ACCOUNT.get()
         if account is None:
-            self.main_counter += 1
-            key = f"{self._prefix}{self.main_counter}"
+            number = self.main_counter = self.main_counter + 1
+            key = f"{self._prefix}{number}"
         else:
             number = self.accounts[account] = self.accounts.get(account, 0) + 1
             key = f"{self.seed}:{self.stream}@{account}:{number}"
-        return hashlib.shake_256(key.encode()).digest(size)
+        return number, hashlib.shake_256(key.encode()).digest(size)
+
+    def _bytes(self, size: int) -> bytes:
+        return self.numbered(size)[1]
 
     def uuid(self) -> str:
         """A UUID v4-shaped, lowercase, hyphenated id (the format Resend uses for most objects): the

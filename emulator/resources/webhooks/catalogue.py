@@ -64,11 +64,32 @@ def base62(raw: bytes) -> str:
     return "".join(chunks)
 
 
-def attempt_id(seed: int, message_id: str, ordinal: int) -> str:
+# Svix ids are KSUIDs: 4 bytes that order them (for Svix, seconds since its 2014 epoch), then 16 random.
+# Here the 4 bytes count rather than time, since ids derive from the seed and not the clock (the same
+# requests give the same ids), starting where they read like Svix ids of today (`msg_2…`). Ordered, a
+# new message or attempt goes to the end of its table's id index instead of anywhere in it (issue 28:
+# a message and its attempt cost ~6 µs less of SQLite's time beside 30 000 others, in memory; more once
+# the index outgrows the CPU's caches, little in a burst of 2 000).
+_ORDER_START = 304_067_200  # 2024-01-01 in KSUID seconds
+
+
+def svix_id(prefix: str, order: int, raw: bytes) -> str:
+    """`prefix` and the 27 base62 digits of `order`'s 4 bytes followed by 16 of `raw`."""
+    return prefix + base62(((_ORDER_START + order) & 0xFFFF_FFFF).to_bytes(4, "big") + raw[:16])
+
+
+def message_id(tx: Tx) -> str:
+    """`msg_…`, ordered by the id sequence."""
+    number, raw = tx.emu.ids.numbered(16)
+    return svix_id("msg_", number, raw)
+
+
+def attempt_id(seed: int, message_seq: int, message_id: str, ordinal: int) -> str:
     """`atmpt_…` derived from the message and the attempt's rank, not from the shared id counter:
-    deliveries finish in network order, and that order must not shift the ids of later resources."""
-    digest = hashlib.shake_256(f"{seed}:attempt:{message_id}:{ordinal}".encode()).digest(20)
-    return "atmpt_" + base62(digest)
+    deliveries finish in network order, and that order must not shift the ids of later resources.
+    Ordered by the message's row (`message_seq`): attempts are made about in the order of their messages."""
+    digest = hashlib.shake_256(f"{seed}:attempt:{message_id}:{ordinal}".encode()).digest(16)
+    return svix_id("atmpt_", message_seq, digest)
 
 
 def envelope(event: Event) -> str:
@@ -121,15 +142,15 @@ async def fan_out(tx: Tx, event: Event) -> None:
         return
     body = envelope(event)
     for webhook_id in hooks:
-        message_id = "msg_" + base62(tx.emu.ids.secret_bytes(20))
+        new_id = message_id(tx)
         await tx.insert("webhook_messages", {
-            "id": message_id, "account": tx.account, "webhook_id": webhook_id, "event_id": event["id"],
+            "id": new_id, "account": tx.account, "webhook_id": webhook_id, "event_id": event["id"],
             "type": event["type"], "payload": body, "status": "pending", "attempts": 0,
             "next_attempt_at": tx.now_db, "created_at": tx.now_db,
         })
         # Started at once when it can be: the delivery then signs from the cached webhook and this body
         # (ledger.py), with no read of its message first.
-        await schedule(tx, DELIVER_JOB, tx.now, {"message_id": message_id, "mode": "auto",
+        await schedule(tx, DELIVER_JOB, tx.now, {"message_id": new_id, "mode": "auto",
                                                  "webhook_id": webhook_id},
                        at_once=True, memo={"body": body})
 

@@ -50,7 +50,7 @@ _MESSAGES_AND_HOOKS = (
     " FROM webhook_messages m LEFT JOIN webhooks w ON w.id = m.webhook_id AND w.account = m.account"
     " WHERE m.id IN ({})"
 )
-_MESSAGES = "SELECT id, account, status, attempts, tries FROM webhook_messages WHERE id IN ({})"
+_MESSAGES = "SELECT seq, id, account, status, attempts, tries FROM webhook_messages WHERE id IN ({})"
 _DELETE_JOB = "DELETE FROM jobs WHERE seq = ?"
 _INSERT_ATTEMPT = (
     "INSERT INTO webhook_attempts (id, account, webhook_id, message_id, http_status_code, response,"
@@ -286,9 +286,9 @@ async def _write(tx: Tx, ends: Sequence[_End]) -> None:
         if message is None or message["account"] != plan.account:
             continue  # the webhook was deleted while the request was in flight
         tries = message["tries"] + 1  # automatic and replayed attempts alike
-        attempts.append((attempt_id(seed, plan.message_id, tries), plan.account, plan.webhook_id,
-                         plan.message_id, outcome.status, outcome.response, outcome.reason,
-                         to_db(plan.sent_at)))
+        attempts.append((attempt_id(seed, message["seq"], plan.message_id, tries), plan.account,
+                         plan.webhook_id, plan.message_id, outcome.status, outcome.response,
+                         outcome.reason, to_db(plan.sent_at)))
         changes = {"tries": tries, **await _next_state(tx, message, plan, outcome)}
         message.update(changes)  # a second attempt at the same message in this batch builds on this one
         tx.queue(update_sql("webhook_messages", tuple(changes)),
