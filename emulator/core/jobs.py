@@ -11,10 +11,9 @@ Chunked jobs (an import, a broadcast's fan-out) do work that grows with the data
 step function does one bounded chunk in a long transaction of its own (db.py: slices with breaths
 between, a COMMIT off the loop) and says what is left (`MORE`, a later due time, or `DONE`). The step
 moves the resource's own cursor in the same transaction as the rows it writes, and the job row is
-deleted or rescheduled with the last chunk: after a crash the job restarts (`start()`), and the step
-resumes from the last committed cursor. Between chunks other requests run. A step that catches up (an
-import, whose rows fall due 500 a second) does everything due by the time it runs, stamped with each
-part's own due time, so a clock move need not stop at each second of it.
+deleted or rescheduled with the last chunk: after a crash the job restarts (`start()`) from the last
+committed cursor. Between chunks other requests run. A step that catches up (an import, 500 rows due a
+second) does all that is due when it runs, each part stamped with its own due time.
 """
 
 from __future__ import annotations
@@ -64,27 +63,22 @@ TxHandler = Callable[["Tx", Job], Awaitable[None]]
 MORE = "more"
 DONE = None
 Step = Callable[["Tx", Job], Awaitable[datetime | str | None]]
-# Adds back the rows of a kind's jobs started without one (`schedule(at_once=True)`) whose work is
-# still due by the kind's own rows; `JobRunner.recovers`.
-Recovery = Callable[["Tx"], Awaitable[None]]
+Recovery = Callable[["Tx"], Awaitable[None]]  # see `JobRunner.recovers`
 MAX_PARALLEL = 32  # twice lanes.py LANE_PARALLEL: two hung endpoints never hold every slot
 BATCH = 200
 # Seconds between passes over a steady stream of due jobs. A pass costs a transaction and three queries
 # however few jobs it takes, and holds the database for all of them (at most PASS_SECONDS of work).
-# Issue 18 (8 connections) chose 0.01 s: p99 4.3 ms in memory against 10.6 ms at 0.05 s. Issue 28: at
-# 0.05 s a steady stream of sends costs ~25 µs less CPU per send (each delivery outcome's share of its
-# pass), and p99 stays far under the 50 ms target; an outcome lands at most 50 ms after its due time.
+# Issue 18 (8 connections) chose 0.01 s: p99 4.3 ms in memory against 10.6 ms at 0.05 s. Issue 28: 0.05 s
+# saves a stream of sends ~25 µs of CPU each (their outcomes' share of a pass), p99 stays far under 50 ms.
 COALESCE = 0.05
 # In-transaction work one pass may do before it leaves the rest to the next (wall clock, like a chunk):
 # 200 delivery outcomes of a broadcast took up to 240 ms in one pass on a busy machine (issue 27).
 PASS_SECONDS = 0.02
 # Jobs run (a finished chunked job counts as this many) before the runner, once out of due work, gives back
-# the memory SQLite filled meanwhile (`Database.release_memory`): the process returns to about its size
-# before (issue 27: +151 MB of page cache and +287 MB of mapped file stayed after a 100 000-email
-# broadcast and its deliveries).
+# the memory SQLite filled meanwhile (`Database.release_memory`; issue 27: +151 MB of page cache and
+# +287 MB of mapped file stayed after a 100 000-email broadcast and its deliveries).
 TIDY_AFTER = 5000
-# Stops of one clock move at most (see `run_until`): a day of sends on a running clock, each delivered
-# 2 s after its own send, has more distinct due times than that.
+# Stops of one clock move at most (`run_until`): a day of sends, each delivered 2 s later, has more due times.
 MAX_STOPS = 2000
 
 
@@ -96,19 +90,15 @@ async def schedule(tx: Tx, kind: str, due_at: datetime, payload: dict[str, Any],
     right after commit, with `memo` (facts the caller has at hand, kept in memory only) in the job the
     handler gets; no pass of the runner reads it back first. A burst of events to one webhook
     endpoint cost a pass per event before (issue 28). Otherwise the job waits for a pass as usual.
-    A kind with a `recovery` (`JobRunner.recovers`) gets no row at all when it starts at once (its
-    `seq` is None): the caller's own rows say the work is due, and the recovery adds the row back if
-    the runner stops or pauses before the work is done.
+    A kind with a recovery (`JobRunner.recovers`) then gets no row at all (`seq` None): its own rows
+    say the work is due, and the recovery adds a row back if the runner stops or pauses before.
     """
     runner: JobRunner = tx.emu.jobs
     lane = runner.lanes.key(kind, payload)
     row: dict[str, Any] = {"account": tx.account, "kind": kind, "due_at": to_db(due_at),
                            "payload": compact(payload), "lane": lane}
     if at_once and lane is not None and due_at <= tx.now and runner.lanes.has_room(lane):
-        if kind in runner.recoveries:
-            row["seq"] = None
-        else:
-            row["seq"] = await tx.insert_now("jobs", {**row, "running": 1})
+        row["seq"] = None if kind in runner.recoveries else await tx.insert_now("jobs", {**row, "running": 1})
         job = {**row, "running": 1, "payload": payload, **(memo or {})}
         runner.lanes.seen.add(lane)
         tx.after_commit(lambda: runner.start_claimed(job))
@@ -205,8 +195,7 @@ class JobRunner:
         self._task = asyncio.create_task(self._loop())
 
     async def _prepare(self) -> None:
-        """Recover after a crash (claimed jobs run again, those without a row are added back), give a
-        file from before lanes its column, and learn which lanes have jobs waiting."""
+        """Recover (claimed jobs run again, rowless ones come back), migrate lanes, learn which wait."""
         async with self.emu.transaction() as tx:
             await self.lanes.prepare(tx)
             tx.queue("UPDATE jobs SET running = 0 WHERE running = 1")
