@@ -1,5 +1,6 @@
 """GET /usage counted from the account's rows on the emulator clock: the UTC day and month windows move
-with the clock, and the rate limit is the one the API's headers carry."""
+with the clock, `used` is what the quota headers count, and the rate limit and the quotas are the ones
+the API enforces."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ def test_usage_counts_the_accounts_rows(client: TestClient) -> None:
     assert client.post("/_emulator/flush").status_code == 200
     assert usage(client) == {
         "object": "usage",
+        "generated_at": "2026-05-14T09:00:00.000Z",
         "emails": {
             "daily": {"used": 3, "sent": 3, "received": 0, "resets_at": "2026-05-15T00:00:00.000Z",
                       "limit": 100},
@@ -69,3 +71,21 @@ def test_the_rate_limit_is_the_one_the_api_enforces(client: TestClient) -> None:
     response = client.get("/usage")
     assert response.json()["rate_limit"] == {"limit": 4, "duration": "1000ms"}
     assert response.headers["ratelimit-limit"] == "4"
+
+
+@pytest.mark.parametrize("settings", [make_settings(daily_quota=7, monthly_quota=50)])
+def test_used_is_what_the_quota_headers_count_and_the_limits_are_the_enforced_ones(
+        client: TestClient) -> None:
+    client.post("/domains", json={"name": "in.acme.dev", "capabilities": {"sending": "disabled",
+                                                                          "receiving": "enabled"}})
+    sent = client.post("/emails", json={**MAIL, "to": ["a@example.org", "b@example.org"],
+                                        "cc": ["c@example.org"]})
+    assert client.post("/_emulator/inbound", json={"from": "jane@customer.io",
+                                                   "to": "help@in.acme.dev"}).status_code == 200
+    response = client.get("/usage")
+    daily, monthly = response.json()["emails"]["daily"], response.json()["emails"]["monthly"]
+    assert sent.headers["x-resend-daily-quota"] == "3"  # each recipient counts
+    assert response.headers["x-resend-daily-quota"] == "4"  # and the received email
+    assert {key: daily[key] for key in ("used", "sent", "received", "limit")} == {
+        "used": 4, "sent": 1, "received": 1, "limit": 7}
+    assert (monthly["used"], monthly["limit"]) == (4, 50)

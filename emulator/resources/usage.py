@@ -1,8 +1,12 @@
 """GET /usage: the account's usage counted from its rows on the emulator clock (the official SDKs'
-`Usage.get` types; not in the reference). Windows are the UTC day and month of the emulator clock.
+`Usage.get` types and the docs' retrieve-usage page; not in the reference). Windows are the UTC day and
+month of the emulator clock, as for the quota headers.
 
-Limits are the Free plan's published quotas, shown as figures only: the emulator enforces none of them
-(a `None` limit where the SDK allows "unlimited"). The rate limit is the one the API answers with.
+`emails.*.used` is what counts against the quota, the figure `x-resend-daily-quota` and
+`x-resend-monthly-quota` carry (each to/cc/bcc recipient of a sent email, each received email);
+`sent` and `received` count emails. Limits are the Free plan's published quotas, or the ones the
+emulator enforces (`--daily-quota`, `--monthly-quota`); the others are figures only (a `None` limit where
+the SDK allows "unlimited"). The rate limit is the one the API answers with.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from emulator.api.ops import ApiRequest, Op
 from emulator.api.ratelimit import ADVERTISED_LIMIT
 from emulator.core.clock import iso_z, to_db
+from emulator.resources.emails.quota import usage as quota_usage
 
 if TYPE_CHECKING:
     from emulator.core.db import Tx
@@ -35,20 +40,24 @@ async def _count(tx: Tx, table: str, where: str = "", *params: Any) -> int:
     return int(row["n"]) if row else 0
 
 
-async def _emails(tx: Tx, since: datetime, resets: datetime) -> dict[str, Any]:
+async def _emails(tx: Tx, used: int, since: datetime, resets: datetime) -> dict[str, Any]:
     sent = await _count(tx, "emails", "AND created_at >= ?", to_db(since))
     received = await _count(tx, "received_emails", "AND created_at >= ?", to_db(since))
-    return {"used": sent + received, "sent": sent, "received": received, "resets_at": iso_z(resets)}
+    return {"used": used, "sent": sent, "received": received, "resets_at": iso_z(resets)}
 
 
 async def get_usage(tx: Tx) -> dict[str, Any]:
     day, next_day, month, next_month = _windows(tx.now)
     settings = tx.emu.settings
+    quota = await quota_usage(tx)
     return {
         "object": "usage",
+        "generated_at": iso_z(tx.now),
         "emails": {
-            "daily": {**await _emails(tx, day, next_day), "limit": DAILY_EMAILS},
-            "monthly": {**await _emails(tx, month, next_month), "limit": MONTHLY_EMAILS},
+            "daily": {**await _emails(tx, quota.daily, day, next_day),
+                      "limit": settings.daily_quota or DAILY_EMAILS},
+            "monthly": {**await _emails(tx, quota.monthly, month, next_month),
+                        "limit": settings.monthly_quota or MONTHLY_EMAILS},
         },
         "contacts": {"used": await _count(tx, "contacts"), "limit": CONTACTS},
         "segments": {"used": await _count(tx, "segments"), "limit": None},
