@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from emulator.api.ops import ApiRequest, Op
 from emulator.api.ratelimit import ADVERTISED_LIMIT
 from emulator.core.clock import iso_z, to_db
-from emulator.resources.emails.quota import usage as quota_usage
+from emulator.resources.emails import quota_usage
 
 if TYPE_CHECKING:
     from emulator.core.db import Tx

@@ -1,7 +1,8 @@
 """Emails: send, batch, schedule, render, deliver. Reference: reference/emails.md.
 
 `service` is what other groups and side channels call (`send_email`, `serialize_email`, `email_eml`,
-`store`); the package also offers the `EmailDraft` that `store` takes and `parse_scheduled_at`.
+`store`); the package also offers the `EmailDraft` that `store` takes, `parse_scheduled_at`, and the
+account's quota use (`quota_usage`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from emulator.core.quota import LOADER
 from emulator.resources.emails import attachments, metrics, outcomes, quota, scripted, service, tracking
 from emulator.resources.emails.fields import EmailDraft
 from emulator.resources.emails.fields import attachments as parse_attachments
+from emulator.resources.emails.quota import usage as quota_usage
 from emulator.resources.emails.schedule import parse_scheduled_at
 
 TABLES = [*service.TABLES, *tracking.TABLES, *scripted.TABLES]
@@ -23,4 +25,4 @@ def install(emu: Any) -> None:
     emu.state[LOADER] = quota.usage
 
 
-__all__ = ["OPS", "TABLES", "EmailDraft", "install", "parse_attachments", "parse_scheduled_at"]
+__all__ = ["OPS", "TABLES", "EmailDraft", "install", "parse_attachments", "parse_scheduled_at", "quota_usage"]
