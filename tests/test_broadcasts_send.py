@@ -8,6 +8,7 @@ from email import message_from_string
 from email.policy import default
 from typing import Any
 
+import pytest
 from starlette.testclient import TestClient
 
 from emulator.core.events import emit
@@ -183,6 +184,20 @@ def test_duplicate_makes_a_new_draft(client: TestClient) -> None:
     assert (body["status"], body["html"], body["sent_at"]) == ("draft", HTML, None)
     listed = client.get("/broadcasts").json()
     assert [item["id"] for item in listed["data"]] == [copy_id, original]
+
+
+@pytest.mark.parametrize(("name", "copied"), [
+    ("March newsletter", "March newsletter (copy)"),
+    ("N" * 68, "N" * 68 + " ("),  # cut to 70 characters, as the docs say
+    (None, None),
+])
+def test_a_duplicate_is_named_after_its_source(client: TestClient, name: str | None,
+                                              copied: str | None) -> None:
+    body = {"segment_id": segment(client, "All"), "from": "hi@acme.dev", "subject": "S", "html": HTML}
+    original = created(client.post("/broadcasts", json=body if name is None else {**body, "name": name}))
+    copy = client.post(f"/broadcasts/{original}/duplicate").json()["id"]
+    assert client.get(f"/broadcasts/{copy}").json()["name"] == copied
+    assert client.get(f"/broadcasts/{original}").json()["name"] == name
 
 
 def test_a_topic_that_defaults_to_opt_out_reaches_only_those_who_opted_in(client: TestClient) -> None:

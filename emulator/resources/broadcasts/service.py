@@ -113,11 +113,18 @@ async def delete_broadcast(tx: Tx, broadcast_id: str) -> dict[str, Any]:
     return {"object": "broadcast", "id": row["id"], "deleted": True}
 
 
+# The docs' duplicate-broadcast page: the copy is named after the source with ` (copy)` appended,
+# truncated to 70 characters. Assumed: the name with its suffix is cut to 70, and an unnamed broadcast's
+# copy stays unnamed (the page names no fallback).
+COPY_SUFFIX, COPY_NAME_LENGTH = " (copy)", 70
+
+
 async def duplicate_broadcast(tx: Tx, broadcast_id: str) -> dict[str, Any]:
     """A new draft with the same content, whatever the original's status [docs]."""
     row = await require_broadcast(tx, broadcast_id)
-    copy = {**row, "id": tx.new_id(), "status": "draft", "scheduled_at": None, "sent_at": None,
-            "created_at": tx.now_db}
+    name = None if row["name"] is None else (row["name"] + COPY_SUFFIX)[:COPY_NAME_LENGTH]
+    copy = {**row, "id": tx.new_id(), "name": name, "status": "draft", "scheduled_at": None,
+            "sent_at": None, "created_at": tx.now_db}
     copy.pop("seq")
     await tx.insert("broadcasts", copy)
     return {"object": "broadcast", "id": copy["id"]}
