@@ -90,19 +90,19 @@ async def schedule(tx: Tx, kind: str, due_at: datetime, payload: dict[str, Any],
     right after commit, with `memo` (facts the caller has at hand, kept in memory only) in the job the
     handler gets; no pass of the runner reads it back first. A burst of events to one webhook
     endpoint cost a pass per event before (issue 28). Otherwise the job waits for a pass as usual.
-    A kind with a recovery (`JobRunner.recovers`) then gets no row at all (`seq` None): its own rows
-    say the work is due, and the recovery adds a row back if the runner stops or pauses before.
+    A kind with a recovery (`JobRunner.recovers`) then gets no row (`seq` None): see `recovers`.
     """
     runner: JobRunner = tx.emu.jobs
     lane = runner.lanes.key(kind, payload)
-    row: dict[str, Any] = {"account": tx.account, "kind": kind, "due_at": to_db(due_at),
-                           "payload": compact(payload), "lane": lane}
+    row = {"account": tx.account, "kind": kind, "due_at": to_db(due_at), "payload": payload, "lane": lane}
     if at_once and lane is not None and due_at <= tx.now and runner.lanes.has_room(lane):
-        row["seq"] = None if kind in runner.recoveries else await tx.insert_now("jobs", {**row, "running": 1})
-        job = {**row, "running": 1, "payload": payload, **(memo or {})}
+        seq = None if kind in runner.recoveries else await tx.insert_now(
+            "jobs", {**row, "payload": compact(payload), "running": 1})
+        job = {**row, "seq": seq, "running": 1, **(memo or {})}
         runner.lanes.seen.add(lane)
         tx.after_commit(lambda: runner.start_claimed(job))
         return
+    row["payload"] = compact(payload)
     await tx.insert("jobs", row)
     if lane is None:
         tx.after_commit(lambda: runner.wake_for(due_at), once=("wake", due_at))

@@ -60,17 +60,8 @@ class _Joined:
         self.flush()
         self._transport.close()
 
-    def is_closing(self) -> bool:
+    def is_closing(self) -> bool:  # asked once per response: spelled out rather than found by __getattr__
         return self._transport.is_closing()
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return self._transport.get_extra_info(name, default)
-
-    def pause_reading(self) -> None:
-        self._transport.pause_reading()
-
-    def resume_reading(self) -> None:
-        self._transport.resume_reading()
 
     def __getattr__(self, name: str) -> Any:  # anything else uvicorn may ask of its transport
         return getattr(self._transport, name)

@@ -74,8 +74,8 @@ _ORDER_START = 304_067_200  # 2024-01-01 in KSUID seconds
 
 
 def svix_id(prefix: str, order: int, raw: bytes) -> str:
-    """`prefix` and the 27 base62 digits of `order`'s 4 bytes followed by 16 of `raw`."""
-    return prefix + base62(((_ORDER_START + order) & 0xFFFF_FFFF).to_bytes(4, "big") + raw[:16])
+    """`prefix` and the 27 base62 digits of `order`'s 4 bytes followed by the 16 of `raw`."""
+    return prefix + base62(((_ORDER_START + order) & 0xFFFF_FFFF).to_bytes(4, "big") + raw)
 
 
 def message_id(tx: Tx) -> str:
