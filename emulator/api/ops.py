@@ -6,10 +6,13 @@ import base64
 import quopri
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import Receive, Scope
 
 from emulator.api.auth import Credential
 from emulator.core import errors
@@ -17,7 +20,7 @@ from emulator.core.errors import ApiError
 from emulator.core.jsontext import compact_bytes
 
 if TYPE_CHECKING:
-    from starlette.datastructures import Headers, QueryParams
+    from starlette.datastructures import QueryParams
     from starlette.types import Send
 
     from emulator.core.db import Tx
@@ -98,6 +101,43 @@ def _decoded(body: bytes, encoding: str) -> bytes:
     return body
 
 
+class CallHeaders(Headers):
+    """Starlette's Headers (every method still works) whose single-value lookups go to a dict made once:
+    Starlette's scan the raw list, encoding the name afresh, on each lookup, and a send makes six
+    (issue 28). As in Starlette, names are matched without regard to case (ASGI servers give them in
+    lower case), and of repeated headers the first wins."""
+
+    def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
+        super().__init__(raw=raw)
+        self._found = {name.decode("latin-1"): value.decode("latin-1") for name, value in reversed(raw)}
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._found.get(key.lower(), default)
+
+    def __getitem__(self, key: str) -> str:
+        return self._found[key.lower()]
+
+    def __contains__(self, key: Any) -> bool:
+        return isinstance(key, str) and key.lower() in self._found
+
+
+class ApiCall(Request):
+    """One API call as the pipeline sees it: Starlette's Request with its headers in a `CallHeaders`, and
+    the pipeline's own facts as plain attributes, not in `state` (a dict behind `__getattr__`, whose
+    misses raise): when it came (`now`, on the emulator clock: its log row, its key's `last_used_at` and
+    its quota headers share one reading), the caller's credential (the log needs it even when the
+    operation fails), the JSON body as sent (for the log), and headers a `before_op` hook adds to the
+    answer (control/faults.py)."""
+
+    def __init__(self, scope: Scope, receive: Receive, now: datetime) -> None:
+        super().__init__(scope, receive)
+        self.now = now
+        self._headers = CallHeaders(scope["headers"])  # what Starlette's `headers` then returns
+        self.credential: Credential | None = None
+        self.json_body: bytes | None = None
+        self.response_headers: dict[str, str] = {}
+
+
 @dataclass
 class ApiRequest:
     method: str
@@ -149,9 +189,20 @@ def json_response(body: Any, status: int = 200, headers: dict[str, str] | None =
 _JSON_TYPE = JSON_TYPE.encode()
 
 
+# Header names as they go out, by the name given: the same dozen on every answer (rate limit, quota).
+_NAMES: dict[str, bytes] = {}
+
+
+def _name(name: str) -> bytes:
+    encoded = name.lower().encode("latin-1")
+    if len(_NAMES) < 256:
+        _NAMES[name] = encoded
+    return encoded
+
+
 async def send_json(send: Send, status: int, body: bytes, headers: dict[str, str]) -> None:
     """A JSON answer straight to ASGI, headers as `json_response` orders them (given ones first)."""
-    raw = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
+    raw = [(_NAMES.get(name) or _name(name), value.encode("latin-1")) for name, value in headers.items()]
     raw += [(b"content-length", str(len(body)).encode()), (b"content-type", _JSON_TYPE)]
     await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": body})

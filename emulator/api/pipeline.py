@@ -6,16 +6,17 @@ Handlers parse and call one service function; they hold no state.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import ClientDisconnect
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from emulator.api import idempotency, request_log
 from emulator.api.auth import Credential, authenticate
 from emulator.api.barrier import Barrier
-from emulator.api.ops import ApiRequest, FormBody, Op, Reply, dumps, send_json
+from emulator.api.ops import ApiCall, ApiRequest, FormBody, Op, Reply, dumps, send_json
 from emulator.api.ratelimit import rate_limit
 from emulator.core import errors, jsontext, quota
 from emulator.core.errors import ApiError
@@ -41,7 +42,7 @@ async def _read_body(receive: Receive, limit: int) -> bytes:
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-async def read_json(request: Request, limit: int, form: bool = False) -> Any:
+async def read_json(request: ApiCall, limit: int, form: bool = False) -> Any:
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
         raise ApiError(errors.PAYLOAD_TOO_LARGE)
@@ -55,15 +56,15 @@ async def read_json(request: Request, limit: int, form: bool = False) -> Any:
         body = jsontext.parse(raw)
     except jsontext.BodyError as exc:
         raise ApiError(errors.MALFORMED_BODY, str(exc)) from None
-    request.state.json_body = raw  # kept for the request log
+    request.json_body = raw  # kept for the request log
     return body
 
 
-async def run_op(emu: Emulator, op: Op, request: Request) -> tuple[int, Any, Credential | None]:
+async def run_op(emu: Emulator, op: Op, request: ApiCall) -> tuple[int, Any, Credential | None]:
     credential = None
     if op.access != "public":
-        credential = await authenticate(emu, request, op.access)
-        request.state.credential = credential  # the request log needs it even when the op fails
+        credential = await authenticate(emu, request, op.access, request.now)
+        request.credential = credential  # the request log needs it even when the op fails
     for hook in emu.state.get("before_op", []):
         await hook(emu, op, request, credential)
     body = await read_json(request, emu.settings.max_body_bytes, op.form)
@@ -81,10 +82,10 @@ async def run_op(emu: Emulator, op: Op, request: Request) -> tuple[int, Any, Cre
     return op.status, result, credential
 
 
-async def quota_headers(emu: Emulator, account: str) -> dict[str, str]:
+async def quota_headers(emu: Emulator, account: str, now: datetime) -> dict[str, str]:
     """`x-resend-daily-quota` / `x-resend-monthly-quota`: in memory, read once per account by the loader
     the emails group registers (the API layer does not know its tables)."""
-    usage = quota.current(emu, account, emu.clock.now())
+    usage = quota.current(emu, account, now)
     loader = emu.state.get(quota.LOADER)
     if usage is None and loader is not None:
         async with emu.transaction(account) as tx:
@@ -105,8 +106,8 @@ class ApiEndpoint:
         self.ops = ops
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        request = Request(scope, receive)
         emu: Emulator = scope["app"].state.emu
+        request = ApiCall(scope, receive, emu.clock.now())
         op = self.ops.get(scope["method"]) or self.ops["GET"]  # Starlette adds HEAD to GET routes
         headers: dict[str, str] = {}
         credential = None
@@ -117,13 +118,13 @@ class ApiEndpoint:
         except ApiError as error:
             status, body = error.status, error.body()
             headers = {**headers, **error.headers}
-            credential = getattr(request.state, "credential", None)
+            credential = request.credential
         if status < 300 and credential is not None:
-            headers = {**headers, **await quota_headers(emu, credential.account)}
+            headers = {**headers, **await quota_headers(emu, credential.account, request.now)}
         payload = dumps(body)
         request_log.record(emu, request, credential, status, payload)
         # Headers a `before_op` hook asked for on a request it let through (control/faults.py: delays).
-        headers.update(getattr(request.state, "response_headers", {}))
+        headers.update(request.response_headers)
         await send_json(send, status, payload, headers)
 
 

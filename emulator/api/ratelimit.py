@@ -9,6 +9,7 @@ import math
 import time
 from typing import TYPE_CHECKING
 
+from emulator.api.auth import keyring
 from emulator.core import errors
 from emulator.core.errors import ApiError
 
@@ -21,8 +22,6 @@ ADVERTISED_LIMIT = 10  # the documented default per team, shown even when not en
 
 
 def _account_hint(emu: Emulator, request: Request) -> str:
-    from emulator.api.auth import keyring
-
     token = request.headers.get("authorization", "").partition(" ")[2].strip()
     credential = keyring(emu).by_token.get(token)
     return credential.account if credential else token

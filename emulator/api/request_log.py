@@ -15,9 +15,8 @@ from emulator.core.ids import IdFactory
 from emulator.core.jsontext import compact
 
 if TYPE_CHECKING:
-    from starlette.requests import Request
-
     from emulator.api.auth import Credential
+    from emulator.api.ops import ApiCall
     from emulator.core.emulator import Emulator
 
 TABLES = [
@@ -82,13 +81,13 @@ def redact(raw: bytes) -> str | None:
         return None
 
 
-def _request_body(request: Request) -> str | None:
+def _request_body(request: ApiCall) -> str | None:
     """The JSON body as sent (only bodies that parsed are kept: see http.read_json)."""
-    raw: bytes | None = getattr(request.state, "json_body", None)
+    raw = request.json_body
     return redact(raw) if raw else None
 
 
-def record(emu: Emulator, request: Request, credential: Credential | None, status: int,
+def record(emu: Emulator, request: ApiCall, credential: Credential | None, status: int,
            response_body: bytes) -> None:
     """Queue the log row; `response_body` is the JSON exactly as answered."""
     if credential is None:
@@ -99,7 +98,7 @@ def record(emu: Emulator, request: Request, credential: Credential | None, statu
     # restore or a restart continues after every id ever handed out, never before one.
     emu.db.defer(COUNTER_UPSERT, (str(ids.counter),), latest=COUNTER_KEY)
     emu.db.defer(INSERT, (
-        log_id, credential.account, to_db(emu.clock.now()), request.scope["path"],
+        log_id, credential.account, to_db(request.now), request.scope["path"],
         request.method, status, request.headers.get("user-agent"), _request_body(request),
         redact(response_body),
     ))

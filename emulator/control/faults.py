@@ -36,7 +36,7 @@ from emulator.core.errors import ApiError, ErrorKind, invalid, not_found
 
 if TYPE_CHECKING:
     from emulator.api.auth import Credential
-    from emulator.api.ops import Op
+    from emulator.api.ops import ApiCall, Op
     from emulator.core.emulator import Emulator
 
 FAULT_HEADER = "x-emulator-fault"
@@ -105,7 +105,7 @@ def book(emu: Emulator) -> FaultBook:
 
 # ---- the hook in the request pipeline ----------------------------------------------------------
 
-async def before_op(emu: Emulator, op: Op, request: Request, credential: Credential | None) -> None:
+async def before_op(emu: Emulator, op: Op, request: ApiCall, credential: Credential | None) -> None:
     if not book(emu).rules:
         return
     account = credential.account if credential else None
@@ -118,7 +118,7 @@ async def before_op(emu: Emulator, op: Op, request: Request, credential: Credent
     if rule.status is not None:
         raise _error_for(rule, emu.settings.rate_limit or ADVERTISED_LIMIT)
     # A delay alone lets the request through; emulator/api/pipeline.py adds these headers to its answer.
-    request.state.response_headers = {FAULT_HEADER: rule.id}
+    request.response_headers = {FAULT_HEADER: rule.id}
 
 
 def _error_for(rule: Rule, limit: int) -> ApiError:
