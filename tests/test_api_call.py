@@ -16,7 +16,8 @@ MAIL = {"from": "Acme <hello@acme.dev>", "to": ["delivered@resend.dev"], "subjec
 
 
 def test_lookups_ignore_case_and_take_the_first_of_a_repeated_header() -> None:
-    headers = CallHeaders([(b"x-one", b"first"), (b"content-type", b"application/json"), (b"x-one", b"second")])
+    raw = [(b"x-one", b"first"), (b"content-type", b"application/json"), (b"x-one", b"second")]
+    headers = CallHeaders(raw)
     assert headers.get("X-One") == headers["x-ONE"] == "first"
     assert "Content-Type" in headers and "x-two" not in headers and 3 not in headers
     assert headers.get("x-two") is None and headers.get("x-two", "none") == "none"
