@@ -11,6 +11,7 @@ from starlette.testclient import TestClient
 
 from emulator.core.db import Tx
 from emulator.core.jobs import schedule
+from emulator.core.lanes import START_WAIT
 
 
 def _run(client: TestClient, coroutine: Any) -> Any:
@@ -213,3 +214,71 @@ def test_a_job_added_at_once_while_the_runner_is_paused_runs_after(client: TestC
 
     assert _run(client, scenario()) == []
     assert started == [(7, None)]
+
+
+async def _add(emu: Any, n: int) -> None:
+    async with emu.transaction("default") as tx:
+        await schedule(tx, "test.deliver", tx.now, {"n": n}, at_once=True)
+    await asyncio.sleep(0)
+
+
+def test_jobs_added_at_once_while_others_run_wait_for_company_then_start_together(client: TestClient) -> None:
+    emu = client.app.state.emu  # type: ignore[attr-defined]
+    started: list[tuple[int, Any]] = []
+    gate = asyncio.Event()
+    _lane_handler(emu, started, gate)
+
+    async def scenario() -> list[list[int]]:
+        await _add(emu, 0)
+        alone = [n for n, _ in started]  # nothing else ran: it started at once
+        for n in (1, 2, 3):
+            await _add(emu, n)
+        waiting = [n for n, _ in started]
+        await asyncio.sleep(START_WAIT * 5)
+        together = [n for n, _ in started]
+        gate.set()
+        await emu.jobs.flush()
+        return [alone, waiting, together]
+
+    assert _run(client, scenario()) == [[0], [0], [0, 1, 2, 3]]
+    assert [n for n, _ in started] == [0, 1, 2, 3]
+
+
+def test_a_flush_starts_the_jobs_waiting_for_company_and_waits_for_them(client: TestClient) -> None:
+    emu = client.app.state.emu  # type: ignore[attr-defined]
+    started: list[tuple[int, Any]] = []
+    gate = asyncio.Event()
+    _lane_handler(emu, started, gate)
+
+    async def scenario() -> list[int]:
+        await _add(emu, 0)
+        for n in (1, 2):
+            await _add(emu, n)
+        gate.set()
+        await emu.jobs.flush()
+        return [n for n, _ in started]
+
+    assert _run(client, scenario()) == [0, 1, 2]
+    assert _run(client, _job_rows(emu)) == []
+
+
+def test_jobs_waiting_for_company_when_the_runner_pauses_run_after_it(client: TestClient) -> None:
+    emu = client.app.state.emu  # type: ignore[attr-defined]
+    started: list[tuple[int, Any]] = []
+    gate = asyncio.Event()
+    _lane_handler(emu, started, gate)
+
+    async def scenario() -> list[int]:
+        await _add(emu, 0)
+        await _add(emu, 1)
+        async with emu.jobs.paused():
+            await asyncio.sleep(START_WAIT * 5)
+            during = [n for n, _ in started]
+        gate.set()
+        await emu.jobs.flush()
+        return during
+
+    assert _run(client, scenario()) == [0]  # 1 never started: the pause dropped it before its start
+    # Its claimed row went back to the passes, and it ran once after the pause.
+    assert [n for n, _ in started] == [0, 1]
+    assert _run(client, _job_rows(emu)) == []

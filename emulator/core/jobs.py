@@ -31,7 +31,7 @@ from typing import Any, Protocol
 from emulator.core.clock import from_db, to_db
 from emulator.core.db import Database, Host, Tx
 from emulator.core.jsontext import compact, loads
-from emulator.core.lanes import Lane, Lanes
+from emulator.core.lanes import Gathered, Lane, Lanes
 
 log = logging.getLogger("emulator.jobs")
 
@@ -138,6 +138,7 @@ class JobRunner:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._running: set[asyncio.Task[None]] = set()
+        self._gathered = Gathered(self._spawn)  # jobs started at their commit, waiting for company
         self._slots = asyncio.Semaphore(MAX_PARALLEL)
         self._pass_lock = asyncio.Lock()
         # Whether the runner waits between passes, and until when (None: until woken). Lets
@@ -262,6 +263,9 @@ class JobRunner:
 
     def _start(self, job: Job) -> None:
         self.lanes.claimed(job)
+        self._spawn(job)
+
+    def _spawn(self, job: Job) -> None:
         task = asyncio.create_task(self._run(job))
         self._running.add(task)
         task.add_done_callback(self._running.discard)
@@ -275,9 +279,15 @@ class JobRunner:
 
     def start_claimed(self, job: Job) -> None:
         """Start a job added claimed (`schedule(at_once=True)`), after its commit. While the runner is
-        paused or stopped it stays claimed (or rowless), and `_prepare` gives it back to the passes."""
-        if self._task is not None and not self._paused:
-            self._start(job)
+        paused or stopped it stays claimed (or rowless), and `_prepare` gives it back to the passes.
+        While other jobs run, it waits a moment for company (lanes.py START_WAIT)."""
+        if self._task is None or self._paused:
+            return
+        self.lanes.claimed(job)
+        if self._running or self._gathered:
+            self._gathered.add(job)
+        else:
+            self._spawn(job)
 
     async def _take_for_a_while(self, tx: Tx, rows: list[Job]) -> list[Job]:
         """Take `rows` in order (`claim` set on those to start as tasks) until PASS_SECONDS of in-transaction
@@ -295,24 +305,9 @@ class JobRunner:
         in_tx = self.tx_handlers.get(row["kind"])
         if in_tx is None:
             return True
-        callbacks, mark = len(tx.callbacks), tx.mark()
-        # The savepoint costs nothing unless the job reads (which sends the queue): a job that only
-        # writes is undone by dropping its queued writes.
-        tx.queue("SAVEPOINT job")
-        try:
-            await in_tx(tx.as_account(row["account"]), row)
-            if tx.sent_since(mark):
-                tx.queue("RELEASE job")
-            else:
-                tx.unqueue(mark, count=1)
-        except Exception:  # one broken job must not undo the others in the batch
-            log.exception("job %s failed", row["kind"])
-            if tx.sent_since(mark):
-                await tx.run("ROLLBACK TO job")
-                tx.queue("RELEASE job")
-            else:
-                tx.unqueue(mark)
-            del tx.callbacks[callbacks:]
+        failed = await tx.apart(lambda: in_tx(tx.as_account(row["account"]), row))
+        if failed is not None:  # undone alone: one broken job must not undo the others in the batch
+            log.error("job %s failed", row["kind"], exc_info=failed)
         return False
 
     async def _next_due(self, tx: Tx) -> float | None:
@@ -383,6 +378,7 @@ class JobRunner:
         endpoint take ~3 000 rounds; `rounds` only stops a job that keeps rescheduling itself for now."""
         total = 0
         for _ in range(rounds):
+            self._gathered.release()  # no waiting for company: they start now, and are waited for below
             taken = await self.run_due()
             total += taken
             busy = bool(self._running or self._following)
@@ -393,7 +389,7 @@ class JobRunner:
                 for hurry in list(self._following.values()):
                     hurry()
                 await asyncio.gather(*list(self._following), return_exceptions=True)
-            if not busy and not taken:
+            if not busy and not taken and not self._gathered:
                 break
         return total
 
@@ -445,6 +441,7 @@ class JobRunner:
                 self._paused = False
 
     async def clear(self) -> None:
+        self._gathered.drop()  # claimed or rowless: `_prepare` gives them back
         for task in list(self._running):
             task.cancel()
         await asyncio.gather(*self._running, return_exceptions=True)

@@ -36,6 +36,49 @@ LANE_INDEX = ("CREATE INDEX IF NOT EXISTS jobs_waiting_by_lane ON jobs (lane, du
 _OLD_INDEXES = ("jobs_lane", "jobs_by_lane", "jobs_due")
 
 
+# A job started at its commit (jobs.py `start_claimed`) while others run waits up to START_WAIT seconds for
+# company, or until START_BATCH have gathered, and they start together. A burst of webhook events otherwise
+# interleaves each event's transaction with one delivery's POST and answer, so neither the database's work
+# nor the network's stays in the CPU's caches (issue 28, 2 000 events to one endpoint, alternating runs:
+# CPU per delivered event ~196 → ~165 µs). With nothing running a job starts at once: a lone event's
+# delivery waits for nothing. The wait adds ~2 ms to a delivery's latency under a burst.
+START_WAIT = 0.002
+START_BATCH = LANE_BACKLOG  # as many as one lane may have claimed
+
+
+class Gathered:
+    """Jobs waiting for company before they start (see START_WAIT); `start` starts one."""
+
+    def __init__(self, start: Callable[[Job], None]) -> None:
+        self._start = start
+        self._jobs: list[Job] = []
+        self._timer: asyncio.TimerHandle | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self._jobs)
+
+    def add(self, job: Job) -> None:
+        if not self._jobs:
+            self._timer = asyncio.get_running_loop().call_later(START_WAIT, self.release)
+        self._jobs.append(job)
+        if len(self._jobs) >= START_BATCH:
+            self.release()
+
+    def release(self) -> None:
+        """Start every waiting job now, in the order they came."""
+        jobs = self.drop()
+        for job in jobs:
+            self._start(job)
+
+    def drop(self) -> list[Job]:
+        """Forget the waiting jobs (returned): they start no more."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        jobs, self._jobs = self._jobs, []
+        return jobs
+
+
 class Lanes:
     def __init__(self) -> None:
         self.kinds: dict[str, Lane] = {}  # job kind → its lane function

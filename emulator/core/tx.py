@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Sequence
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, Protocol
@@ -235,6 +235,28 @@ class Tx:
         """Drop the writes queued since `mark` (all of them, or the first `count`)."""
         end = None if count is None else mark[0] + count
         del self._state.pending[mark[0]:end]
+
+    async def apart(self, work: Callable[[], Awaitable[None]]) -> Exception | None:
+        """Run `work` so that, if it fails, only what it did is undone (its writes and after-commit
+        callbacks) and the transaction goes on; return its exception, if any. The savepoint costs
+        nothing unless `work` reads (which sends the queue): writes still queued are simply dropped."""
+        callbacks, mark = len(self._state.callbacks), self.mark()
+        self.queue("SAVEPOINT apart")
+        try:
+            await work()
+        except Exception as exc:
+            if self.sent_since(mark):
+                await self.run("ROLLBACK TO apart")
+                self.queue("RELEASE apart")
+            else:
+                self.unqueue(mark)
+            del self._state.callbacks[callbacks:]
+            return exc
+        if self.sent_since(mark):
+            self.queue("RELEASE apart")
+        else:
+            self.unqueue(mark, count=1)
+        return None
 
     def group_inserts(self, mark: tuple[int, int]) -> None:
         """Regroup the plain INSERTs queued since `mark` by table (`by_table`): a broadcast chunk queues
