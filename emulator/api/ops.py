@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import quopri
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -107,7 +107,8 @@ class CallHeaders(Headers):
     (issue 28). As in Starlette, names are matched without regard to case (ASGI servers give them in
     lower case), and of repeated headers the first wins."""
 
-    def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
+    def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
+        raw = raw if isinstance(raw, list) else list(raw)  # ASGI allows any iterable
         super().__init__(raw=raw)
         self._found = {name.decode("latin-1"): value.decode("latin-1") for name, value in reversed(raw)}
 
