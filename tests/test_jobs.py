@@ -222,11 +222,17 @@ async def _add(emu: Any, n: int) -> None:
     await asyncio.sleep(0)
 
 
-def test_jobs_added_at_once_while_others_run_wait_for_company_then_start_together(client: TestClient) -> None:
+def _gated_lane(client: TestClient) -> tuple[Any, list[tuple[int, Any]], asyncio.Event]:
+    """The app's emulator, with `test.deliver` jobs that note their start and then wait for the gate."""
     emu = client.app.state.emu  # type: ignore[attr-defined]
     started: list[tuple[int, Any]] = []
     gate = asyncio.Event()
     _lane_handler(emu, started, gate)
+    return emu, started, gate
+
+
+def test_jobs_added_at_once_while_others_run_wait_for_company_then_start_together(client: TestClient) -> None:
+    emu, started, gate = _gated_lane(client)
 
     async def scenario() -> list[list[int]]:
         await _add(emu, 0)
@@ -245,10 +251,7 @@ def test_jobs_added_at_once_while_others_run_wait_for_company_then_start_togethe
 
 
 def test_a_flush_starts_the_jobs_waiting_for_company_and_waits_for_them(client: TestClient) -> None:
-    emu = client.app.state.emu  # type: ignore[attr-defined]
-    started: list[tuple[int, Any]] = []
-    gate = asyncio.Event()
-    _lane_handler(emu, started, gate)
+    emu, started, gate = _gated_lane(client)
 
     async def scenario() -> list[int]:
         await _add(emu, 0)
@@ -263,10 +266,7 @@ def test_a_flush_starts_the_jobs_waiting_for_company_and_waits_for_them(client: 
 
 
 def test_jobs_waiting_for_company_when_the_runner_pauses_run_after_it(client: TestClient) -> None:
-    emu = client.app.state.emu  # type: ignore[attr-defined]
-    started: list[tuple[int, Any]] = []
-    gate = asyncio.Event()
-    _lane_handler(emu, started, gate)
+    emu, started, gate = _gated_lane(client)
 
     async def scenario() -> list[int]:
         await _add(emu, 0)
