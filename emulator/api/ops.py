@@ -108,9 +108,10 @@ class CallHeaders(Headers):
     lower case), and of repeated headers the first wins."""
 
     def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
-        raw = raw if isinstance(raw, list) else list(raw)  # ASGI allows any iterable
-        super().__init__(raw=raw)
-        self._found = {name.decode("latin-1"): value.decode("latin-1") for name, value in reversed(raw)}
+        listed: list[tuple[bytes, bytes]] = raw if isinstance(raw, list) else list(raw)  # ASGI: any iterable
+        super().__init__(raw=listed)
+        self._found: dict[str, str] = {name.decode("latin-1"): value.decode("latin-1")
+                                       for name, value in reversed(listed)}
 
     def get(self, key: str, default: Any = None) -> Any:
         return self._found.get(key.lower(), default)
