@@ -11,12 +11,9 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 from emulator.core import errors
-from emulator.core.clock import to_db
 from emulator.core.errors import ApiError
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from starlette.requests import Request
 
     from emulator.core.db import Host
@@ -146,9 +143,9 @@ async def _oauth_credential(emu: Emulator, token: str, access: str) -> Credentia
     return credential
 
 
-async def authenticate(emu: Emulator, request: Request, access: str, now: datetime) -> Credential:
-    """Resolve the bearer token and check it may call an operation of `access` ("full" or "send") at
-    `now` (the key's `last_used_at`)."""
+async def authenticate(emu: Emulator, request: Request, access: str, used_at: str) -> Credential:
+    """Resolve the bearer token and check it may call an operation of `access` ("full" or "send");
+    `used_at` (as stored) becomes the key's `last_used_at`."""
     token = bearer_token(request)
     oauth = await _oauth_credential(emu, token, access)
     if oauth is not None:
@@ -161,5 +158,5 @@ async def authenticate(emu: Emulator, request: Request, access: str, now: dateti
     if access == "full" and not credential.full_access:
         raise ApiError(errors.RESTRICTED_API_KEY)
     emu.db.defer("UPDATE api_keys SET last_used_at = ? WHERE id = ?",
-                 (to_db(now), credential.key_id), latest=("last_used", credential.key_id))
+                 (used_at, credential.key_id), latest=("last_used", credential.key_id))
     return credential

@@ -16,6 +16,7 @@ from starlette.types import Receive, Scope
 
 from emulator.api.auth import Credential
 from emulator.core import errors
+from emulator.core.clock import to_db
 from emulator.core.errors import ApiError
 from emulator.core.jsontext import compact_bytes
 
@@ -126,18 +127,22 @@ class CallHeaders(Headers):
 class ApiCall(Request):
     """One API call as the pipeline sees it: Starlette's Request with its headers in a `CallHeaders`, and
     the pipeline's own facts as plain attributes, not in `state` (a dict behind `__getattr__`, whose
-    misses raise): when it came (`now`, on the emulator clock: its log row, its key's `last_used_at` and
-    its quota headers share one reading), the caller's credential (the log needs it even when the
-    operation fails), the JSON body as sent (for the log), and headers a `before_op` hook adds to the
-    answer (control/faults.py)."""
+    misses raise): when it came (`now` on the emulator clock, and `now_db` as stored: its log row, its
+    key's `last_used_at` and its quota headers share one reading), the caller's credential (the log
+    needs it even when the operation fails), the JSON body as sent (for the log), and headers a
+    `before_op` hook adds to the answer (control/faults.py)."""
 
     def __init__(self, scope: Scope, receive: Receive, now: datetime) -> None:
         super().__init__(scope, receive)
-        self.now = now
-        self._headers = CallHeaders(scope["headers"])  # what Starlette's `headers` then returns
+        self.now, self.now_db = now, to_db(now)
+        self._call_headers = CallHeaders(scope["headers"])
         self.credential: Credential | None = None
         self.json_body: bytes | None = None
         self.response_headers: dict[str, str] = {}
+
+    @property
+    def headers(self) -> CallHeaders:
+        return self._call_headers
 
 
 @dataclass

@@ -63,7 +63,7 @@ async def read_json(request: ApiCall, limit: int, form: bool = False) -> Any:
 async def run_op(emu: Emulator, op: Op, request: ApiCall) -> tuple[int, Any, Credential | None]:
     credential = None
     if op.access != "public":
-        credential = await authenticate(emu, request, op.access, request.now)
+        credential = await authenticate(emu, request, op.access, request.now_db)
         request.credential = credential  # the request log needs it even when the op fails
     for hook in emu.state.get("before_op", []):
         await hook(emu, op, request, credential)

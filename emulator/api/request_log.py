@@ -10,7 +10,6 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from emulator.core.clock import to_db
 from emulator.core.ids import IdFactory
 from emulator.core.jsontext import compact
 
@@ -98,7 +97,7 @@ def record(emu: Emulator, request: ApiCall, credential: Credential | None, statu
     # restore or a restart continues after every id ever handed out, never before one.
     emu.db.defer(COUNTER_UPSERT, (str(ids.counter),), latest=COUNTER_KEY)
     emu.db.defer(INSERT, (
-        log_id, credential.account, to_db(request.now), request.scope["path"],
+        log_id, credential.account, request.now_db, request.scope["path"],
         request.method, status, request.headers.get("user-agent"), _request_body(request),
         redact(response_body),
     ))
