@@ -1,0 +1,53 @@
+"""The readers of typed numbers and dates (emulator/core/typed.py, issue 36)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from emulator.core.errors import ApiError
+from emulator.core.typed import SQLITE_MAX, instant, whole_number, whole_number_or_none
+
+
+@pytest.mark.parametrize("text", ["²", "٣", "-1", "1.5", "", "99999999999999999999999", str(SQLITE_MAX + 1),
+                                  "1" * 400])
+def test_whole_number_refuses_what_is_not_an_ascii_number_in_range(text: str) -> None:
+    with pytest.raises(ApiError) as caught:
+        whole_number(text, "deleted")
+    assert (caught.value.kind.status, caught.value.kind.name) == (422, "validation_error")
+    assert "`deleted` must be a whole number from 0 to" in caught.value.message
+
+
+def test_whole_number_reads_the_range_ends() -> None:
+    assert whole_number(" 0 ", "n") == 0
+    assert whole_number(str(SQLITE_MAX), "n") == SQLITE_MAX
+    assert whole_number("7", "n", minimum=7, maximum=7) == 7
+
+
+def test_whole_number_or_none_reads_garbage_as_absent() -> None:
+    assert [whole_number_or_none(t) for t in (None, "²", "1" * 23, "12")] == [None, None, None, 12]
+
+
+@pytest.mark.parametrize("text", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-14:00", "tomorrow",
+                                  "2026-13-01"])
+def test_instant_refuses_dates_without_a_utc_form(text: str) -> None:
+    with pytest.raises(ApiError) as caught:
+        instant(text, "before")
+    assert caught.value.kind.status == 422
+
+
+def test_instant_reads_dates_and_offsets_as_utc() -> None:
+    assert instant("2026-05-14", "before") == datetime(2026, 5, 14, tzinfo=UTC)
+    assert instant("2026-05-14T10:00:00+01:00", "before") == datetime(2026, 5, 14, 9, tzinfo=UTC)
+
+
+@given(st.text(max_size=60))
+def test_readers_answer_any_text_with_a_value_or_a_422(text: str) -> None:
+    for read in (lambda: whole_number(text, "n"), lambda: instant(text, "d")):
+        try:
+            read()
+        except ApiError as error:
+            assert error.kind.status == 422
