@@ -6,6 +6,7 @@ Handlers parse and call one service function; they hold no state.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -51,9 +52,11 @@ async def read_json(request: ApiCall, limit: int, form: bool = False) -> Any:
         return None
     content_type = request.headers.get("content-type", "")
     if form and content_type.lower().startswith("multipart/form-data"):
-        return FormBody.parse(content_type, raw)
+        if len(raw) <= jsontext.ON_LOOP_BYTES:
+            return FormBody.parse(content_type, raw)
+        return await asyncio.to_thread(FormBody.parse, content_type, raw)
     try:
-        body = jsontext.parse(raw)
+        body = await jsontext.parse_async(raw)
     except jsontext.BodyError as exc:
         raise ApiError(errors.MALFORMED_BODY, str(exc)) from None
     request.json_body = raw  # kept for the request log

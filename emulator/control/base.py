@@ -32,7 +32,7 @@ async def body_of(request: Request, spec: Spec) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        body = jsontext.parse(raw)
+        body = await jsontext.parse_async(raw)
     except jsontext.BodyError as exc:
         raise ApiError(errors.MALFORMED_BODY, str(exc)) from None
     if not isinstance(body, dict):

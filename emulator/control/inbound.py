@@ -150,7 +150,7 @@ async def _inject(request: Request) -> tuple[bytes, list[str], dict[str, Any] | 
         recipients = request.query_params.getlist("to") or _header_recipients(raw)
         return raw, recipients, None
     try:
-        body = jsontext.parse(raw_body or b"{}")
+        body = await jsontext.parse_async(raw_body or b"{}")
     except jsontext.BodyError as exc:
         raise ApiError(errors.MALFORMED_BODY, str(exc)) from None
     if not isinstance(body, dict):

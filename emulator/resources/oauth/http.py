@@ -48,7 +48,7 @@ async def read_params(request: Request, form_allowed: bool = True) -> dict[str, 
         return _form(raw)
     if kind == "application/json" or (kind == "" and raw.strip().startswith(b"{")):
         try:
-            body = jsontext.parse(raw)
+            body = await jsontext.parse_async(raw)
         except jsontext.BodyError as exc:
             raise invalid_request(str(exc)) from None
         if not isinstance(body, dict):
