@@ -133,10 +133,10 @@ def _add_headers(message: EmailMessage, headers: dict[str, Any]) -> None:
         message[name] = value
 
 
-def _header_recipients(raw: bytes) -> list[str]:
-    from emulator.mime.intake import parse
+async def _header_recipients(raw: bytes) -> list[str]:
+    from emulator.mime.intake import parse_async
 
-    parsed = parse(raw)
+    parsed = await parse_async(raw)
     return [address for _name, address in getaddresses([*parsed.to, *parsed.cc, *parsed.bcc])]
 
 
@@ -147,7 +147,7 @@ async def _inject(request: Request) -> tuple[bytes, list[str], dict[str, Any] | 
         raise ApiError(errors.PAYLOAD_TOO_LARGE)
     if "json" not in request.headers.get("content-type", ""):
         raw = raw_body
-        recipients = request.query_params.getlist("to") or _header_recipients(raw)
+        recipients = request.query_params.getlist("to") or await _header_recipients(raw)
         return raw, recipients, None
     try:
         body = await jsontext.parse_async(raw_body or b"{}")
@@ -158,7 +158,7 @@ async def _inject(request: Request) -> tuple[bytes, list[str], dict[str, Any] | 
     authentication = validate.obj(check(body, INBOUND), "authentication")
     if body.get("raw") is not None:
         raw = (validate.string(body, "raw") or "").encode()
-        return raw, _list(body, "recipients") or _header_recipients(raw), authentication
+        return raw, _list(body, "recipients") or await _header_recipients(raw), authentication
     message_id = f"<{emu.ids.uuid()}@inbound.resend-emulator>"
     raw, recipients = compose(body, message_id, emu.clock.now())
     return raw, recipients, authentication

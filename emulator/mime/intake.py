@@ -11,6 +11,7 @@ Used by SMTP submission (→ a `POST /emails`-shaped body for the one send servi
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import re
@@ -22,6 +23,9 @@ from email.message import Message
 from email.parser import BytesParser
 from email.utils import getaddresses
 from typing import NamedTuple
+
+from emulator.mime import bounds
+from emulator.mime.bounds import IntakeError as IntakeError  # where callers have always found it
 
 IDEMPOTENCY_HEADER = "resend-idempotency-key"
 _ADDR_SPEC = r"[A-Za-z0-9_%+-]+(?:\.[A-Za-z0-9_%+-]+)*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*"
@@ -38,10 +42,6 @@ NOT_CUSTOM = frozenset({
     "authentication-results", "arc-seal", "arc-message-signature", "arc-authentication-results",
     IDEMPOTENCY_HEADER,
 })
-
-
-class IntakeError(ValueError):
-    """A message that cannot be read at all; the text is the SMTP reply's explanation."""
 
 
 class Part(NamedTuple):
@@ -219,13 +219,27 @@ def _leaves(part: Message) -> Iterable[tuple[Message, str]]:
         yield part, content_type
 
 
+# A message up to this size is read on the event loop (a few ms even when hostile, within the bounds);
+# a bigger one on a worker thread, so no message holds the loop for long.
+ON_LOOP_BYTES = 64 * 1024
+
+
+async def parse_async(raw: bytes) -> Parsed:
+    """`parse`, on a worker thread when the message is bigger than ON_LOOP_BYTES."""
+    return parse(raw) if len(raw) <= ON_LOOP_BYTES else await asyncio.to_thread(parse, raw)
+
+
 def parse(raw: bytes) -> Parsed:
-    """Read one message. Never raises on merely malformed MIME (stdlib records defects instead)."""
+    """Read one message. Never raises on merely malformed MIME (stdlib records defects instead);
+    IntakeError for an empty message or one past a bound of emulator/mime/bounds.py."""
     if not raw.strip():
         raise IntakeError("Message is empty")
+    bounds.check_raw(raw)
     try:
         # compat32: the modern policy's header objects cost ~10x more, and only a few headers matter.
-        return _parse(BytesParser(policy=compat32).parsebytes(raw))
+        message = BytesParser(policy=compat32).parsebytes(raw)
+        bounds.check_tree(message)
+        return _parse(message)
     except IntakeError:
         raise
     except Exception as exc:  # stdlib is lenient; anything it still chokes on is a client error

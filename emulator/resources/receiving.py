@@ -24,7 +24,7 @@ from emulator.core.db import Host, Tx
 from emulator.core.errors import ApiError, invalid, not_found
 from emulator.core.events import emit
 from emulator.core.pages import UUID, fetch_page, list_body, parse_page
-from emulator.mime.intake import Parsed, bare, parse
+from emulator.mime.intake import Parsed, bare, parse_async
 from emulator.resources.domains.service import MANAGED_SUFFIX, managed_domain, receiving_domains
 from emulator.resources.emails.service import email_eml, spend_quota
 from emulator.resources.inboxes import accept_inbound
@@ -157,7 +157,7 @@ async def deliver(tx: Tx, raw: bytes, routes: dict[str, list[str]],
                   authentication: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     if not routes:
         return []
-    parsed, outcome = parse(raw), _authentication(authentication)
+    parsed, outcome = await parse_async(raw), _authentication(authentication)
     stored = []
     for account, received_for in routes.items():
         inbox = tx.as_account(account)  # mail crosses accounts; the commit stays one

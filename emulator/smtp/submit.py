@@ -28,7 +28,7 @@ async def submit(emu: Emulator, credential: Credential, mail_from: str, recipien
                  raw: bytes) -> str:
     """Store the message as a sent email; return its id. Raises ApiError or IntakeError."""
     charge(emu, credential.account)  # the API's per-team pool: SMTP counts too [docs]
-    parsed = intake.parse(raw)
+    parsed = await intake.parse_async(raw)
     body = intake.send_body(parsed, mail_from, recipients)
     key = parsed.header(intake.IDEMPOTENCY_HEADER)
     if key is not None:

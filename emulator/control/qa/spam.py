@@ -31,8 +31,12 @@ MAX_ANSWER = 1024 * 1024
 ENABLE_HINT = ("Start the emulator with --spamassassin HOST:PORT (env RESEND_EMULATOR_SPAMASSASSIN) and a"
                " running spamd to see SpamAssassin's score and rules.")
 _STATUS = re.compile(rb"^SPAMD/\d+\.\d+\s+(\d+)\s+(.*)$")
-_SCORE = re.compile(rb"^(\w+)\s*;\s*(-?[\d.]+)\s*/\s*(-?[\d.]+)\s*$", re.IGNORECASE)
-_RULE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s+([A-Z0-9_]+)\s+(.*)$")
+# `True ; 7.9 / 5.0`: numbers as spamd prints them (`-?\d+(\.\d+)?`), so `1.2.3` or `.` is no verdict
+# rather than a ValueError (a 500, issue 36).
+_NUMBER = rb"(-?[0-9]{1,9}(?:\.[0-9]{1,9})?)"
+_SCORE = re.compile(rb"^(True|False|Yes|No)[ \t]*;[ \t]*" + _NUMBER + rb"[ \t]*/[ \t]*" + _NUMBER
+                    + rb"[ \t]*$", re.IGNORECASE)
+_RULE = re.compile(r"^\s*(-?[0-9]{1,9}(?:\.[0-9]{1,9})?)\s+([A-Z0-9_]+)\s+(.*)$")
 _TABLE_RULE = re.compile(r"^-{3,}\s+-{3,}")
 
 
@@ -96,13 +100,16 @@ def rules_of(report: str) -> list[dict[str, Any]]:
     lines = report.splitlines()
     start = next((n for n, line in enumerate(lines) if _TABLE_RULE.match(line)), None)
     rules: list[dict[str, Any]] = []
+    words: list[list[str]] = []  # each rule's description lines, joined once (`+=` was quadratic)
     for line in lines[start + 1:] if start is not None else []:
         hit = _RULE.match(line)
         if hit:
-            score, name, description = float(hit.group(1)), hit.group(2), hit.group(3).strip()
-            rules.append({"name": name, "score": score, "description": description})
+            rules.append({"name": hit.group(2), "score": float(hit.group(1))})
+            words.append([hit.group(3).strip()])
         elif line.strip() and rules:
-            rules[-1]["description"] += " " + line.strip()
+            words[-1].append(line.strip())
+    for rule, description in zip(rules, words, strict=True):
+        rule["description"] = " ".join(description)
     return rules
 
 
@@ -110,7 +117,9 @@ def verdict(answer: bytes) -> dict[str, Any]:
     headers, body = _split(answer)
     score = _SCORE.match(headers.get(b"spam", b""))
     if not score:
-        raise SpamdError("spamd gave no Spam: header")
+        given = headers.get(b"spam")
+        raise SpamdError("spamd gave no Spam: header" if given is None else
+                         f"spamd's Spam: header is not `True|False ; SCORE / THRESHOLD`: {given[:80]!r}")
     value, threshold = float(score.group(2)), float(score.group(3))
     is_spam = score.group(1).lower() in (b"true", b"yes")
     status = "error" if is_spam else "warning" if value >= threshold / 2 else "ok"

@@ -81,11 +81,33 @@ def blank(cells: list[str]) -> bool:
     return not any(cell.strip() for cell in cells)
 
 
+# A contact is an email, two names, a flag and its properties: CRM exports with every custom field run to
+# a few hundred columns, so 1 000 is room for them, and a row of a million empty cells is refused.
+MAX_COLUMNS = 1000
+# The longest value a contact holds is a string property (a note of a few paragraphs); 10 000 characters
+# is room for that, well under the csv module's own 131 072 (past which it stops reading).
+MAX_FIELD_CHARS = 10_000
+
+
+def check_row(cells: list[str], number: int) -> None:
+    """csv.Error naming the bound a row breaks (row 1 is the header)."""
+    if len(cells) > MAX_COLUMNS:
+        raise csv.Error(f"row {number} has {len(cells)} columns, more than the {MAX_COLUMNS} allowed")
+    if cells and max(map(len, cells)) > MAX_FIELD_CHARS:
+        raise csv.Error(f"row {number} has a field longer than {MAX_FIELD_CHARS} characters")
+
+
 def scan(data: bytes) -> tuple[int, int]:
-    """(byte offset after the header row, number of data rows) of a whole file; csv.Error if unreadable."""
+    """(byte offset after the header row, number of data rows) of a whole file; csv.Error if unreadable
+    or if a row is wider, or a field longer, than the bounds above."""
     rows = rows_of(data, complete=True)
-    start = next(rows, (len(data), []))[0]
-    return start, sum(1 for _, cells in rows if not blank(cells))
+    start, header = next(rows, (len(data), []))
+    check_row(header, 1)
+    total = 0
+    for number, (_, cells) in enumerate(rows, start=2):
+        check_row(cells, number)
+        total += not blank(cells)
+    return start, total
 
 
 async def store_file(tx: Tx, import_id: str, data: bytes) -> None:

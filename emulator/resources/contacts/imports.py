@@ -82,6 +82,10 @@ def _header(text: str) -> list[str]:
         header = None
     if not header:
         raise invalid("The CSV file is empty or has no header row.")
+    try:
+        import_steps.check_row(header, 1)  # before a wide header is walked below
+    except csv.Error as exc:
+        raise invalid(f"The CSV file could not be read: {exc}.") from None
     return [name.strip() for name in header]
 
 
