@@ -67,12 +67,30 @@ def many_headers() -> tuple[str, bytes, str]:
     return "/_emulator/inbound", head + line * (SIZE // len(line)) + b"\r\nhi\r\n", "message/rfc822"
 
 
+def bounded_headers() -> tuple[str, bytes, str]:
+    """Just inside the bounds: 999 fields of ~1 KB encoded words (the stdlib's slowest header work)."""
+    line = b"X-Hostile: " + b"=?utf-8?q?a?= " * 70 + b"\r\n"
+    head = f"From: a@x.io\r\nTo: someone@{DOMAIN[0]}\r\nSubject: hi\r\n".encode()
+    return "/_emulator/inbound", head + line * 995 + b"\r\nhi\r\n", "message/rfc822"
+
+
+def wide_csv() -> tuple[str, bytes, str]:
+    """Just inside the bounds: 1 MB of rows 1 000 columns wide, uploaded as a form."""
+    header = "email," + ",".join(f"c{n}" for n in range(999)) + "\n"
+    row = "a@x.io" + "," * 999 + "\n"
+    text = (header + row * (SIZE // len(row))).encode()
+    part = ('Content-Disposition: form-data; name="file"; filename="a.csv"', text)
+    return "/contacts/imports", _form([part]), f"multipart/form-data; boundary={BOUNDARY}"
+
+
 INPUTS: dict[str, Callable[[], tuple[str, bytes, str]]] = {
     "multipart, 1 header of 100 000 parameters": many_parameters,
     "multipart, 16 000+ one-field parts": many_parts,
     "JSON body nested 512 000 deep": nested_json,
     "JSON in a form field nested 524 000 deep": nested_json_field,
     "MIME message with 75 000 headers": many_headers,
+    "MIME message, 999 fields of encoded words": bounded_headers,
+    "CSV import, 1 MB of 1 000-column rows": wide_csv,
 }
 
 
