@@ -1,0 +1,109 @@
+"""Numbers a person can type into a URL (issue 36, finding 6): Unicode digits (`²`, `٣`, `０`), 23 digits,
+signs and fractions. The API refuses them with a 422 and a sentence; the UI's own cursors and notices
+read them as absent and show the page as it would be without them. Nothing changes either way."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from tests.contacts_helpers import contact, segment
+from tests.test_broadcasts_send import broadcast, flush
+
+UI = "/_emulator/ui"
+# Each is a "number" str.isdigit() accepts or int() reads, and none is a whole number in range.
+GARBAGE = ["²", "٣", "０", "9" * 23, "-1", "1.5", " ", "1e3"]
+
+
+def send(client: TestClient, subject: str) -> str:
+    body = {"from": "a@acme.dev", "to": ["delivered@resend.dev"], "subject": subject, "text": "x"}
+    response = client.post("/emails", json=body)
+    assert response.status_code == 200, response.text
+    return str(response.json()["id"])
+
+
+def outbox_ids(client: TestClient) -> list[str]:
+    return [item["id"] for item in client.get("/_emulator/outbox").json()["data"]]
+
+
+def shown(client: TestClient, path: str, **params: str) -> str:
+    response = client.get(path, params=params)
+    assert response.status_code == 200, (path, params, response.text[:300])
+    return response.text
+
+
+@pytest.mark.parametrize("value", GARBAGE)
+@pytest.mark.parametrize("name", ["older_than", "newer_than"])
+def test_the_outbox_ignores_a_cursor_that_is_not_its_own(client: TestClient, name: str, value: str) -> None:
+    send(client, "First news")
+    send(client, "Second news")
+    before = outbox_ids(client)
+    for path in (f"{UI}/", f"{UI}/received", f"{UI}/rows/outbox", f"{UI}/rows/received"):
+        text = shown(client, path, **{name: value})
+        if path == f"{UI}/":
+            assert "First news" in text and "Second news" in text
+    assert outbox_ids(client) == before
+
+
+@pytest.mark.parametrize("value", GARBAGE)
+@pytest.mark.parametrize("name", ["deleted", "marked"])
+def test_a_notice_with_a_count_no_page_made_is_left_out(client: TestClient, name: str, value: str) -> None:
+    send(client, "Still here")
+    before = outbox_ids(client)
+    text = shown(client, f"{UI}/", **{name: value})
+    assert "Still here" in text and "Deleted " not in text and "Marked " not in text
+    assert outbox_ids(client) == before
+    assert "Deleted 3 emails." in shown(client, f"{UI}/", deleted="3")  # the page's own notice still shows
+
+
+@pytest.mark.parametrize("value", GARBAGE)
+def test_the_contacts_page_ignores_a_cursor_that_is_not_its_own(client: TestClient, value: str) -> None:
+    contact(client, "ada@example.org", first_name="Ada")
+    listed = client.get("/contacts").json()
+    text = shown(client, f"{UI}/contacts", before=value)
+    assert "ada@example.org" in text
+    assert client.get("/contacts").json() == listed
+
+
+def sent_broadcast(client: TestClient) -> str:
+    segment_id = segment(client, "All")
+    for name in ("ada", "bob"):
+        contact_id = contact(client, f"{name}@example.org")
+        assert client.post(f"/contacts/{contact_id}/segments/{segment_id}").status_code == 200
+    broadcast_id = broadcast(client, segment_id, send=True)
+    flush(client)
+    return broadcast_id
+
+
+@pytest.mark.parametrize("value", GARBAGE)
+def test_a_broadcast_page_ignores_a_cursor_that_is_not_its_own(client: TestClient, value: str) -> None:
+    broadcast_id = sent_broadcast(client)
+    before = client.get(f"/broadcasts/{broadcast_id}").json()
+    text = shown(client, f"{UI}/broadcasts/{broadcast_id}", after=value)
+    assert "ada@example.org" in text and "bob@example.org" in text
+    assert client.get(f"/broadcasts/{broadcast_id}").json() == before
+
+
+def offset_cursor(number: str) -> str:
+    return base64.b64encode(f"offset:{number}".encode()).decode().rstrip("=")
+
+
+@pytest.mark.parametrize("value", GARBAGE)
+@pytest.mark.parametrize("side", ["after", "before"])
+def test_the_recipients_list_refuses_a_cursor_with_a_number_it_never_made(client: TestClient, side: str,
+                                                                          value: str) -> None:
+    broadcast_id = sent_broadcast(client)
+    path = f"/broadcasts/{broadcast_id}/recipients"
+    listed: Any = client.get(path, params={"type": "sent"}).json()
+    response = client.get(path, params={"type": "sent", "limit": "1", side: offset_cursor(value)})
+    assert response.status_code == 422, response.text
+    assert response.json() == {
+        "statusCode": 422, "name": "validation_error",
+        "message": "The pagination cursor references an object that does not exist."
+                   " See https://resend.com/docs/pagination for more information."}
+    assert client.get(path, params={"type": "sent"}).json() == listed
+    after = client.get(path, params={"type": "sent", "limit": "1", side: offset_cursor("0")})
+    assert after.status_code == 200  # the list's own cursors still page
