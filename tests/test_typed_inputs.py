@@ -107,3 +107,54 @@ def test_the_recipients_list_refuses_a_cursor_with_a_number_it_never_made(client
     assert client.get(path, params={"type": "sent"}).json() == listed
     after = client.get(path, params={"type": "sent", "limit": "1", side: offset_cursor("0")})
     assert after.status_code == 200  # the list's own cursors still page
+
+
+# Beyond finding 6: what the numbers fuzz (tests/test_fuzz_numbers.py) and a review of every reader found.
+
+def refusal(response: Any) -> str:
+    assert response.status_code == 422, response.text
+    body = response.json()
+    assert (body["statusCode"], body["name"]) == (422, "validation_error"), body
+    assert body["message"].endswith("."), body  # a sentence
+    return str(body["message"])
+
+
+@pytest.mark.parametrize("value", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00", "٢٠٢٦-٠٥-١٤"])
+def test_a_scheduled_send_past_either_end_of_the_calendar_is_refused(client: TestClient, value: str) -> None:
+    body = {"from": "a@acme.dev", "to": ["delivered@resend.dev"], "subject": "s", "text": "t",
+            "scheduled_at": value}
+    assert refusal(client.post("/emails", json=body)).startswith("Invalid `scheduled_at` field.")
+    assert outbox_ids(client) == []
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("end_date", "0001-01-01"), ("end_date", "0001-01-01T00:00:00+01:00"),
+    ("start_date", "9999-12-31T23:00:00-05:00"), ("start_date", "٢٠٢٦-٠٥-١٤")])
+def test_metrics_refuse_a_date_past_either_end_of_the_calendar(client: TestClient, name: str,
+                                                               value: str) -> None:
+    send(client, "Counted")
+    before = client.get("/emails/metrics").json()
+    assert f"`{name}`" in refusal(client.get("/emails/metrics", params={name: value}))
+    assert client.get("/emails/metrics").json() == before
+
+
+@pytest.mark.parametrize("value", ["٣", "1_0", "1e1", "inf", "nan", "-1", "301", "9" * 23])
+def test_waiting_for_an_email_takes_plain_seconds_only(client: TestClient, value: str) -> None:
+    message = refusal(client.get("/_emulator/outbox/wait", params={"timeout": value, "to": "x@acme.dev"}))
+    assert message.startswith("`timeout` must be a number from 0 to 300")
+    assert outbox_ids(client) == []
+
+
+@pytest.mark.parametrize("value", ["٣h", "２ hours", "1٫5h"])
+def test_a_share_link_lifetime_in_unicode_digits_is_refused(client: TestClient, value: str) -> None:
+    email_id = send(client, "Shared")
+    response = client.post(f"/emails/{email_id}/share", json={"expires_in": value})
+    assert refusal(response).startswith("Invalid `expires_in` field.")
+    assert client.post(f"/emails/{email_id}/share", json={"expires_in": "3h"}).status_code == 200
+
+
+def test_an_account_name_no_cookie_can_hold_shows_the_page_and_is_not_remembered(client: TestClient) -> None:
+    send(client, "Default account mail")
+    response = client.get(f"{UI}/", params={"account": "٠"})
+    assert response.status_code == 200 and "set-cookie" not in response.headers
+    assert "Default account mail" in shown(client, f"{UI}/")

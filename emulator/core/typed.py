@@ -16,6 +16,7 @@ from emulator.core.errors import invalid
 # SQLite's INTEGER is a signed 64-bit number: the largest value a column or a bound parameter holds.
 SQLITE_MAX = 2**63 - 1
 _DIGITS = re.compile(r"[0-9]{1,30}")
+_DECIMAL = re.compile(r"[0-9]{1,15}(?:\.[0-9]{1,9})?")  # float() also takes `1e3`, `1_0`, `٣`, `inf`, `nan`
 # The dates any stored timestamp can be compared with: after UTC conversion, still a year 1–9999.
 EARLIEST = datetime(1, 1, 2, tzinfo=UTC)
 LATEST = datetime(9999, 12, 30, tzinfo=UTC)
@@ -41,6 +42,14 @@ def whole_number_or_none(text: str | None, *, minimum: int = 0, maximum: int = S
     if not _DIGITS.fullmatch(value) or not minimum <= int(value) <= maximum:
         return None
     return int(value)
+
+
+def decimal(text: str, name: str, *, minimum: float = 0, maximum: float) -> float:
+    """`text` as a plain decimal number (`2`, `0.5`) in [minimum, maximum], or a 422 naming the range."""
+    value = text.strip()
+    if not _DECIMAL.fullmatch(value) or not minimum <= float(value) <= maximum:
+        raise invalid(f"`{name}` must be a number from {minimum:g} to {maximum:g}, not `{_shown(text)}`.")
+    return float(value)
 
 
 def instant(text: str, name: str) -> datetime:

@@ -51,7 +51,8 @@ def _remember_account(request: Request, response: Response) -> Response:
     (scripts, TestClient) are not browsers a link could steer."""
     chosen = request.query_params.get("account")
     site = request.headers.get("sec-fetch-site", "same-origin")
-    if chosen and site == "same-origin":
+    # A cookie holds Latin-1 only: a name outside printable ASCII is no account the switcher offers.
+    if chosen and site == "same-origin" and chosen.isascii() and chosen.isprintable():
         response.set_cookie(ACCOUNT_COOKIE, chosen[:200], httponly=True, samesite="strict")
     return response
 
