@@ -158,3 +158,16 @@ def test_an_account_name_no_cookie_can_hold_shows_the_page_and_is_not_remembered
     response = client.get(f"{UI}/", params={"account": "٠"})
     assert response.status_code == 200 and "set-cookie" not in response.headers
     assert "Default account mail" in shown(client, f"{UI}/")
+
+
+@pytest.mark.parametrize(("kind", "value"), [("number", "٣"), ("number", "1_0"), ("number", "inf"),
+                                             ("number", "nan"), ("date", "0001-01-01T00:00:00+01:00"),
+                                             ("date", "٢٠٢٦-٠٥-١٤")])
+def test_an_event_payload_takes_ascii_numbers_and_real_dates(client: TestClient, kind: str,
+                                                              value: str) -> None:
+    assert client.post("/events", json={"name": "paid", "schema": {"field": kind}}).status_code == 201
+    body = {"event": "paid", "email": "a@b.org", "payload": {"field": value}}
+    assert refusal(client.post("/events/send", json=body)).startswith("Invalid `payload.field`")
+    assert client.get("/contacts").json()["data"] == []
+    good = "2026-05-14T09:00:00Z" if kind == "date" else "-2.5"
+    assert client.post("/events/send", json={**body, "payload": {"field": good}}).status_code == 202
