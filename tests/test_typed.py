@@ -9,7 +9,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from emulator.core.errors import ApiError
-from emulator.core.typed import SQLITE_MAX, decimal, instant, whole_number, whole_number_or_none
+from emulator.core.typed import (
+    SQLITE_MAX,
+    decimal,
+    instant,
+    number_or_none,
+    whole_number,
+    whole_number_or_none,
+)
 
 
 @pytest.mark.parametrize("text", ["²", "٣", "-1", "1.5", "", "99999999999999999999999", str(SQLITE_MAX + 1),
@@ -54,6 +61,11 @@ def test_decimal_refuses_what_float_reads_but_a_person_would_not_type(text: str)
 
 def test_decimal_reads_plain_numbers_in_range() -> None:
     assert [decimal(t, "timeout", maximum=300) for t in ("0", " 2.5 ", "300")] == [0.0, 2.5, 300.0]
+
+
+def test_number_or_none_reads_ascii_finite_numbers_only() -> None:
+    texts = ["3", " -2.5 ", "1e3", "٣", "1_0", "inf", "nan", "1e999", "0x1", "", "1" * 16]
+    assert [number_or_none(t) for t in texts] == [3.0, -2.5, 1000.0] + [None] * 8
 
 
 @given(st.text(max_size=60))

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from tests.contacts_helpers import contact, segment
+from tests.contacts_helpers import contact, prop, segment
 from tests.test_broadcasts_send import broadcast, flush
+from tests.test_contacts_imports import started, tick
 
 UI = "/_emulator/ui"
 # Each is a "number" str.isdigit() accepts or int() reads, and none is a whole number in range.
@@ -171,3 +172,18 @@ def test_an_event_payload_takes_ascii_numbers_and_real_dates(client: TestClient,
     assert client.get("/contacts").json()["data"] == []
     good = "2026-05-14T09:00:00Z" if kind == "date" else "-2.5"
     assert client.post("/events/send", json={**body, "payload": {"field": good}}).status_code == 202
+
+
+def test_a_csv_number_in_unicode_digits_fails_its_row_only(client: TestClient) -> None:
+    prop(client, "seats", "number")
+    rows = ["a@example.com,3", "b@example.com,٣", "c@example.com,1_0", "d@example.com,inf",
+            "e@example.com,1e3"]
+    seats = {"seats": {"column": "seats", "type": "number"}}
+    import_id = started(client, "email,seats\n" + "\n".join(rows) + "\n",
+                        column_map={"email": "email", "properties": seats})
+    tick(client)
+    counts = client.get(f"/contacts/imports/{import_id}").json()["counts"]
+    assert (counts["created"], counts["failed"]) == (2, 3)
+    values = {item["email"]: client.get(f"/contacts/{item['id']}").json()["properties"]["seats"]["value"]
+              for item in client.get("/contacts").json()["data"]}
+    assert values == {"a@example.com": 3, "e@example.com": 1000}

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from typing import TYPE_CHECKING, Any
 
 from emulator.api.ops import ApiRequest, Op, Reply
@@ -14,7 +13,7 @@ from emulator.core import validate
 from emulator.core.addresses import valid_address
 from emulator.core.errors import ApiError, invalid, missing_field, not_found
 from emulator.core.pages import UUID, fetch_page, list_body, parse_page
-from emulator.core.typed import instant
+from emulator.core.typed import instant, number_or_none
 from emulator.resources.automations.runner import start_runs
 from emulator.resources.automations.store import loads, millis
 from emulator.resources.contacts import create_contact, find_contact
@@ -24,7 +23,6 @@ if TYPE_CHECKING:
     from emulator.core.db import Row, Tx
 
 TYPES = ("string", "number", "boolean", "date")
-NUMBER_TEXT = re.compile(r"-?[0-9]{1,15}(?:\.[0-9]{1,15})?")  # a number sent as text: ASCII, no exponent
 RESERVED = "resend:"
 
 
@@ -116,9 +114,9 @@ def _coerce(value: Any, kind: str, key: str) -> Any:
     if kind == "number" and not isinstance(value, bool):
         if isinstance(value, int | float) and math.isfinite(value):
             return value
-        if isinstance(value, str) and NUMBER_TEXT.fullmatch(value.strip()):  # not `٣`, `1_0`, `inf`
-            number = float(value)
-            return int(number) if "." not in value else number
+        number = number_or_none(value) if isinstance(value, str) else None  # not `٣`, `1_0`, `inf`
+        if number is not None:
+            return int(number) if number.is_integer() and "." not in value else number
     if kind == "boolean":
         if isinstance(value, bool):
             return value
