@@ -153,7 +153,7 @@ def data_client() -> Iterator[TestClient]:
 
 
 @pytest.mark.parametrize(("path", "names"), NUMERIC, ids=[path for path, _ in NUMERIC])
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_no_number_date_or_size_in_a_query_fails_with_a_server_error(
         data_client: TestClient, path: str, names: tuple[str, ...], data: st.DataObject) -> None:
@@ -173,7 +173,7 @@ searches = (st.lists(terms | st.text(max_size=20), min_size=1, max_size=4).map("
 
 
 @pytest.mark.parametrize(("path", "names"), SEARCHING, ids=[path for path, _ in SEARCHING])
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_no_search_with_numbers_dates_or_sizes_fails_with_a_server_error(
         data_client: TestClient, path: str, names: tuple[str, ...], data: st.DataObject) -> None:
