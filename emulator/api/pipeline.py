@@ -21,6 +21,7 @@ from emulator.api.ops import ApiCall, ApiRequest, FormBody, Op, Reply, dumps, se
 from emulator.api.ratelimit import rate_limit
 from emulator.core import errors, jsontext, quota
 from emulator.core.errors import ApiError
+from emulator.core.typed import whole_number_or_none
 
 if TYPE_CHECKING:
     from emulator.core.emulator import Emulator
@@ -44,8 +45,8 @@ async def _read_body(receive: Receive, limit: int) -> bytes:
 
 
 async def read_json(request: ApiCall, limit: int, form: bool = False) -> Any:
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limit:
+    declared = whole_number_or_none(request.headers.get("content-length"))
+    if declared is not None and declared > limit:
         raise ApiError(errors.PAYLOAD_TOO_LARGE)
     raw = await _read_body(request.receive, limit)
     if not raw.strip():

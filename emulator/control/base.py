@@ -17,8 +17,9 @@ from emulator.api.ops import emulator_of, json_response
 from emulator.control import fields
 from emulator.control.fields import AMOUNT, STRING, Spec
 from emulator.core import errors, jsontext
-from emulator.core.clock import check, parse_iso
+from emulator.core.clock import check
 from emulator.core.errors import ApiError
+from emulator.core.typed import instant
 
 PREFIX = "/_emulator"
 INSTANT: Spec = {"at": STRING}
@@ -44,10 +45,7 @@ def _instant(body: dict[str, Any], field: str) -> Any:
     value = body.get(field)
     if not isinstance(value, str):
         raise errors.invalid(f"`{field}` must be an ISO 8601 timestamp.")
-    try:
-        return parse_iso(value)
-    except ValueError:
-        raise errors.invalid(f"`{field}` must be an ISO 8601 timestamp.") from None
+    return instant(value, field)
 
 
 def _seconds(body: dict[str, Any]) -> float:

@@ -15,6 +15,7 @@ from emulator.control.base import PREFIX
 from emulator.control.downloads import file_response
 from emulator.core import errors
 from emulator.core.errors import ApiError, not_found
+from emulator.core.typed import whole_number_or_none
 from emulator.resources.emails.attachments import RECEIVED, expired, sign
 
 
@@ -22,8 +23,8 @@ async def download(request: Request) -> Response:
     emu = emulator_of(request)
     email_id, attachment_id = request.path_params["email_id"], request.path_params["attachment_id"]
     stamp, signature = request.query_params.get("expires", ""), request.query_params.get("signature", "")
-    good = sign(emu, email_id, attachment_id, stamp)
-    if not stamp.isdigit() or not hmac.compare_digest(good, signature) or expired(emu, int(stamp)):
+    good, when = sign(emu, email_id, attachment_id, stamp), whole_number_or_none(stamp)
+    if when is None or not hmac.compare_digest(good, signature) or expired(emu, when):
         return error_response(ApiError(errors.NOT_FOUND, "The download link is invalid or expired."))
     async with emu.transaction() as tx:
         row = await tx.one("SELECT filename, content_type, disposition, content FROM email_attachments"

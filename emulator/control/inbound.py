@@ -34,6 +34,7 @@ from emulator.control.fields import ADDRESSES, ARRAY, OBJECT, STRING, Spec, chec
 from emulator.core import errors, jsontext, validate
 from emulator.core.config import DEFAULT_ACCOUNT
 from emulator.core.errors import ApiError, invalid
+from emulator.core.typed import whole_number_or_none
 from emulator.mime.intake import IntakeError
 from emulator.mime.message import guess_content_type
 from emulator.resources import receiving
@@ -194,9 +195,10 @@ async def address(request: Request) -> Response:
 def _check_signature(request: Request) -> None:
     emu = emulator_of(request)
     expires, given = request.query_params.get("expires", ""), request.query_params.get("signature", "")
-    if not expires.isdigit() or int(expires) < emu.clock.now().timestamp():
+    when = whole_number_or_none(expires)
+    if when is None or when < emu.clock.now().timestamp():
         raise ApiError(errors.FORBIDDEN, EXPIRED)
-    if not hmac.compare_digest(receiving.signature(emu, request.url.path, int(expires)), given):
+    if not hmac.compare_digest(receiving.signature(emu, request.url.path, when), given):
         raise ApiError(errors.FORBIDDEN, EXPIRED)
 
 

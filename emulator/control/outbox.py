@@ -35,6 +35,7 @@ from emulator.core import errors
 from emulator.core.clock import from_db, iso_z
 from emulator.core.errors import ApiError, invalid, not_found
 from emulator.core.pages import fetch_page, list_body, parse_page
+from emulator.core.typed import decimal
 from emulator.resources.emails.service import email_eml
 
 if TYPE_CHECKING:
@@ -286,13 +287,7 @@ def _wait_seconds(query: QueryParams) -> float:
     raw = query.get("timeout")
     if raw is None:
         return DEFAULT_WAIT_SECONDS
-    try:
-        seconds = float(raw)
-    except ValueError:
-        seconds = -1.0
-    if not 0 <= seconds <= MAX_WAIT_SECONDS:
-        raise invalid(f"`timeout` must be a number of seconds between 0 and {MAX_WAIT_SECONDS:g}.")
-    return seconds
+    return decimal(raw, "timeout", maximum=MAX_WAIT_SECONDS)
 
 
 async def wait_for_email(request: Request) -> Response:

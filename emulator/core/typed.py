@@ -8,6 +8,7 @@ here takes ASCII digits only, states its range, and answers out-of-range input w
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import UTC, datetime
 
@@ -16,6 +17,8 @@ from emulator.core.errors import invalid
 # SQLite's INTEGER is a signed 64-bit number: the largest value a column or a bound parameter holds.
 SQLITE_MAX = 2**63 - 1
 _DIGITS = re.compile(r"[0-9]{1,30}")
+_DECIMAL = re.compile(r"[0-9]{1,15}(?:\.[0-9]{1,9})?")  # float() also takes `1e3`, `1_0`, `٣`, `inf`, `nan`
+_NUMBER = re.compile(r"-?[0-9]{1,15}(?:\.[0-9]{1,15})?(?:[eE][-+]?[0-9]{1,3})?")
 # The dates any stored timestamp can be compared with: after UTC conversion, still a year 1–9999.
 EARLIEST = datetime(1, 1, 2, tzinfo=UTC)
 LATEST = datetime(9999, 12, 30, tzinfo=UTC)
@@ -41,6 +44,22 @@ def whole_number_or_none(text: str | None, *, minimum: int = 0, maximum: int = S
     if not _DIGITS.fullmatch(value) or not minimum <= int(value) <= maximum:
         return None
     return int(value)
+
+
+def decimal(text: str, name: str, *, minimum: float = 0, maximum: float) -> float:
+    """`text` as a plain decimal number (`2`, `0.5`) in [minimum, maximum], or a 422 naming the range."""
+    value = text.strip()
+    if not _DECIMAL.fullmatch(value) or not minimum <= float(value) <= maximum:
+        raise invalid(f"`{name}` must be a number from {minimum:g} to {maximum:g}, not `{_shown(text)}`.")
+    return float(value)
+
+
+def number_or_none(text: str) -> float | None:
+    """A number written as data (`3`, `-2.5`, `1e3`: a CSV cell, a payload value), finite and in ASCII."""
+    value = text.strip()
+    if not _NUMBER.fullmatch(value) or not math.isfinite(number := float(value)):
+        return None
+    return number
 
 
 def instant(text: str, name: str) -> datetime:

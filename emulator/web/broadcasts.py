@@ -12,6 +12,7 @@ from starlette.routing import BaseRoute, Route
 
 from emulator.api.ops import emulator_of
 from emulator.core.db import Row, Tx
+from emulator.core.typed import whole_number_or_none
 from emulator.resources.broadcasts.store import (
     delivery_counts,
     find_broadcast,
@@ -62,7 +63,8 @@ async def broadcast(request: Request) -> Response:
             return not_found(request, "Broadcast")
         card = await _card(tx, row, {})
         counts = await delivery_counts(tx, row["id"])
-        recipients = await recipient_page(tx, row["id"], int(after) if after.isdigit() else 0, RECIPIENTS + 1)
+        recipients = await recipient_page(tx, row["id"], whole_number_or_none(after) or 0,
+                                          RECIPIENTS + 1)
         chrome = await page_chrome(tx, "broadcasts")
     more = len(recipients) > RECIPIENTS
     recipients = recipients[:RECIPIENTS]

@@ -10,6 +10,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from emulator.api.ops import emulator_of
+from emulator.core.typed import whole_number_or_none
 from emulator.resources.contacts.browse import Filters, browse, choices
 from emulator.web.render import UI, page
 from emulator.web.views import _chrome as page_chrome
@@ -20,10 +21,9 @@ BASE = f"{UI}/contacts"
 
 def _filters(request: Request) -> Filters:
     query = request.query_params
-    before = query.get("before", "")
     return Filters(text=query.get("q", "").strip()[:200], segment_id=query.get("segment", "")[:100],
                    topic_id=query.get("topic", "")[:100], unsubscribed=query.get("unsubscribed", ""),
-                   before=int(before) if before.isdigit() else None)
+                   before=whole_number_or_none(query.get("before")))
 
 
 def _link(request: Request, before: int | None) -> str:

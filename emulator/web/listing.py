@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 from emulator.control import mailsearch, reads
 from emulator.control.outbox import STATUSES, OutboxFilter
 from emulator.control.search import index_new_mail
+from emulator.core.typed import whole_number_or_none
 from emulator.web.render import UI
 
 if TYPE_CHECKING:
@@ -63,18 +64,14 @@ class Filters:
         return f"?{urlencode(params)}" if params else ""
 
 
-def _cursor(raw: str | None) -> int | None:
-    return int(raw) if raw and raw.isdigit() and len(raw) < 19 else None
-
-
 def parse_filters(query: Mapping[str, str]) -> Filters:
     status = query.get("status", "").strip()
     return Filters(
         q=query.get("q", "").strip()[:200],
         status=status if status in STATUSES else "",
         tag=query.get("tag", "").strip()[:200],
-        older_than=_cursor(query.get("older_than")),
-        newer_than=_cursor(query.get("newer_than")),
+        older_than=whole_number_or_none(query.get("older_than")),
+        newer_than=whole_number_or_none(query.get("newer_than")),
     )
 
 

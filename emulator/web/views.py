@@ -18,6 +18,7 @@ from emulator.control.qa import spam as qa_spam
 from emulator.core.config import DEFAULT_ACCOUNT
 from emulator.core.errors import ApiError
 from emulator.core.events import notify
+from emulator.core.typed import whole_number_or_none
 from emulator.web import activity, sse
 from emulator.web.frame import frame_response
 from emulator.web.listing import RECEIVED, SENT, Box, Filters, ListPage, list_page, parse_filters, unread
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from emulator.core.db import Tx
 
 ACCOUNT_COOKIE = "emulator_ui_account"
+NOTICE_MAX = 10**8  # more than any one action touches: a larger count in the URL was not made by a page
 
 
 def account_of(request: Request) -> str:
@@ -49,7 +51,8 @@ def _remember_account(request: Request, response: Response) -> Response:
     (scripts, TestClient) are not browsers a link could steer."""
     chosen = request.query_params.get("account")
     site = request.headers.get("sec-fetch-site", "same-origin")
-    if chosen and site == "same-origin":
+    # A cookie holds Latin-1 only: a name outside printable ASCII is no account the switcher offers.
+    if chosen and site == "same-origin" and chosen.isascii() and chosen.isprintable():
         response.set_cookie(ACCOUNT_COOKIE, chosen[:200], httponly=True, samesite="strict")
     return response
 
@@ -105,9 +108,8 @@ async def rows(request: Request) -> Response:
 def _notice(request: Request) -> str | None:
     """What the last action did, from the redirect that ended it (`?deleted=3`)."""
     for name, verb in (("deleted", "Deleted"), ("marked", "Marked")):
-        raw = request.query_params.get(name, "")
-        if raw.isdigit() and len(raw) < 9:
-            count = int(raw)
+        count = whole_number_or_none(request.query_params.get(name), maximum=NOTICE_MAX)
+        if count is not None:
             return f"{verb} {count} {'email' if count == 1 else 'emails'}."
     return None
 

@@ -21,6 +21,7 @@ from starlette.responses import Response
 
 from emulator.api.ops import emulator_of, json_response
 from emulator.control.outbox import requested_email
+from emulator.core.typed import whole_number_or_none
 from emulator.resources.emails.service import email_eml
 
 if TYPE_CHECKING:
@@ -59,9 +60,10 @@ def parse_address(text: str) -> Spamd:
     """`HOST:PORT` or `[IPv6]:PORT` → Spamd (ValueError otherwise)."""
     host, sep, port = text.strip().rpartition(":")
     host = host.strip("[]")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+    number = whole_number_or_none(port, minimum=1, maximum=65535)
+    if not sep or not host or number is None:
         raise ValueError(f"not HOST:PORT: {text!r}")
-    return Spamd(host, int(port))
+    return Spamd(host, number)
 
 
 async def _ask(spamd: Spamd, command: str, message: bytes) -> bytes:

@@ -5,14 +5,15 @@ payload object)."""
 from __future__ import annotations
 
 import json
-from datetime import datetime
+import math
 from typing import TYPE_CHECKING, Any
 
 from emulator.api.ops import ApiRequest, Op, Reply
 from emulator.core import validate
 from emulator.core.addresses import valid_address
-from emulator.core.errors import invalid, missing_field, not_found
+from emulator.core.errors import ApiError, invalid, missing_field, not_found
 from emulator.core.pages import UUID, fetch_page, list_body, parse_page
+from emulator.core.typed import instant, number_or_none
 from emulator.resources.automations.runner import start_runs
 from emulator.resources.automations.store import loads, millis
 from emulator.resources.contacts import create_contact, find_contact
@@ -111,11 +112,11 @@ def _coerce(value: Any, kind: str, key: str) -> Any:
     if kind == "string" and isinstance(value, str | int | float) and not isinstance(value, bool):
         return str(value)
     if kind == "number" and not isinstance(value, bool):
-        try:
-            number = float(value)
-            return int(number) if number.is_integer() and "." not in str(value) else number
-        except (TypeError, ValueError):
-            pass
+        if isinstance(value, int | float) and math.isfinite(value):
+            return value
+        number = number_or_none(value) if isinstance(value, str) else None  # not `٣`, `1_0`, `inf`
+        if number is not None:
+            return int(number) if number.is_integer() and "." not in value else number
     if kind == "boolean":
         if isinstance(value, bool):
             return value
@@ -123,9 +124,9 @@ def _coerce(value: Any, kind: str, key: str) -> Any:
             return value.lower() == "true"
     if kind == "date" and isinstance(value, str):
         try:
-            datetime.fromisoformat(value.replace("Z", "+00:00"))
+            instant(value, f"payload.{key}")  # a real date in the years 1–9999, ASCII digits only
             return value
-        except ValueError:
+        except ApiError:
             pass
     raise invalid(f"Invalid `payload.{key}`: expected a `{kind}` as the event's schema says.")
 

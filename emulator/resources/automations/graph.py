@@ -27,7 +27,8 @@ OUTGOING = {
 }
 MAX_STEPS = 150
 _DURATION = re.compile(
-    r"^\s*(\d{1,6})\s*(seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|w)\s*$", re.IGNORECASE
+    r"^\s*([0-9]{1,6})\s*(seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|w)\s*$",
+    re.IGNORECASE,
 )
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 

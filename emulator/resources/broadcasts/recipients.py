@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from emulator.api.ops import ApiRequest, Op
 from emulator.core.errors import MISSING_REQUIRED_PARAMETER, ApiError, invalid, not_found
 from emulator.core.pages import BAD_CURSOR_MESSAGE, list_body, parse_page
+from emulator.core.typed import whole_number_or_none
 from emulator.resources.broadcasts.store import require_broadcast
 from emulator.resources.contacts import update_contact, update_contact_topics
 
@@ -38,9 +39,10 @@ def _offset(value: str) -> int:
     except (binascii.Error, UnicodeDecodeError):
         raise invalid(BAD_CURSOR_MESSAGE) from None
     prefix, _, number = text.partition(":")
-    if prefix != "offset" or not number.isdigit():
+    offset = whole_number_or_none(number) if prefix == "offset" else None
+    if offset is None:
         raise invalid(BAD_CURSOR_MESSAGE)
-    return int(number)
+    return offset
 
 
 def paginate(items: list[dict[str, Any]], query: Any, optional_limit: bool = False) -> dict[str, Any]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -26,6 +25,7 @@ from emulator.core.addresses import valid_address
 from emulator.core.clock import from_db, to_db
 from emulator.core.events import notify
 from emulator.core.jobs import DONE, MORE
+from emulator.core.typed import number_or_none
 from emulator.resources.contacts.store import email_key
 
 if TYPE_CHECKING:
@@ -142,8 +142,8 @@ def flag(value: str) -> bool:
 
 def _typed(value: str, kind: str) -> Any:
     if kind == "number":
-        number = float(value)
-        if not math.isfinite(number):
+        number = number_or_none(value)  # not `٣`, `1_0`, `inf`
+        if number is None:
             raise ValueError(value)
         return int(number) if number.is_integer() and "." not in value else number
     if kind == "boolean":

@@ -29,7 +29,7 @@ DOWNLOAD_LIFETIME = timedelta(hours=1)  # documented for received attachments; r
 SHARE_DEFAULT = timedelta(hours=48)
 SHARE_MAX = timedelta(hours=48)
 RECEIVED = "received_emails"  # emulator/resources/receiving.py: shares work for received mail too
-_PART = r"(\d+(?:\.\d+)?)\s*(seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d)(?![a-z])"
+_PART = r"([0-9]+(?:\.[0-9]+)?)\s*(seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d)(?![a-z])"
 DURATION_PART = re.compile(_PART)
 DURATION = re.compile(rf"{_PART}(?:\s*(?:,\s*|and\s+)?{_PART})*")
 DURATION_MAX_LENGTH = 64

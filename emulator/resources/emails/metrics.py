@@ -14,9 +14,10 @@ from zoneinfo import ZoneInfo
 
 from emulator.api.ops import Op
 from emulator.core.addresses import domain_of
-from emulator.core.clock import from_db, iso_z, parse_iso, to_db
+from emulator.core.clock import from_db, iso_z, to_db
 from emulator.core.errors import invalid
 from emulator.core.pages import UUID
+from emulator.core.typed import EARLIEST, instant
 
 if TYPE_CHECKING:
     from emulator.api.ops import ApiRequest
@@ -64,14 +65,11 @@ def _ids(req: ApiRequest, name: str) -> list[str]:
 def _date(text: str | None, name: str, zone: tzinfo, end: bool) -> datetime | None:
     if text is None:
         return None
-    try:
-        if len(text.strip()) == 10:
-            day = datetime.strptime(text.strip(), "%Y-%m-%d").date()
-            moment = datetime.combine(day + timedelta(days=1) if end else day, time(), zone)
-            return moment.astimezone(UTC)
-        return parse_iso(text).astimezone(UTC)
-    except ValueError:
-        raise invalid(f"Invalid `{name}` parameter. Use an ISO 8601 date or datetime.") from None
+    moment = instant(text, name)  # ASCII digits, a real date, the years 1–9999 in UTC: else a 422
+    if len(text.strip()) != 10:
+        return moment
+    day = moment.date() + timedelta(days=1) if end else moment.date()  # a bare date: the whole day in `zone`
+    return datetime.combine(day, time(), zone).astimezone(UTC)
 
 
 def _zone(req: ApiRequest) -> tzinfo:
@@ -156,7 +154,8 @@ async def metrics(tx: Tx, req: ApiRequest) -> dict[str, Any]:
     end = min(_date(req.query.get("end_date"), "end_date", zone, True) or tx.now, tx.now)
     start = _date(req.query.get("start_date"), "start_date", zone, False)
     if start is None:
-        day = (end.astimezone(zone) - timedelta(days=6)).date()
+        # The week before `end`, which for an end in the first week of the year 1 is that week itself.
+        day = (max(end, EARLIEST + timedelta(days=7)).astimezone(zone) - timedelta(days=6)).date()
         start = datetime.combine(day, time(), zone).astimezone(UTC)
     if start > end:
         raise invalid("The `start_date` must be on or before the `end_date`.")

@@ -12,8 +12,8 @@ import re
 from datetime import UTC, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo
 
-from emulator.core.clock import parse_iso
-from emulator.core.errors import invalid
+from emulator.core.errors import ApiError, invalid
+from emulator.core.typed import instant
 
 MAX_AHEAD = timedelta(days=30)
 PAST_GRACE = timedelta(seconds=60)
@@ -32,13 +32,13 @@ ZONES = {
     "BST": "Europe/London", "CET": "Europe/Paris", "CEST": "Europe/Paris",
 }
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
-RELATIVE = re.compile(r"^in\s+(\d+)\s*([a-z]+)$")
+RELATIVE = re.compile(r"^in\s+([0-9]+)\s*([a-z]+)$")
 # Past the limit by a day: what `in N units` means when N is too large to be worth adding to a date
 # (issue 11: "in 99999999999999999999 days" overflowed the date arithmetic).
 TOO_FAR = MAX_AHEAD + timedelta(days=1)
 DAY_AT = re.compile(
     r"^(?P<day>today|tomorrow|(?:next\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)day)"
-    r"(?:\s+at\s+(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))?\s*(?P<ampm>am|pm)?)?"
+    r"(?:\s+at\s+(?P<hour>[0-9]{1,2})(?::(?P<minute>[0-9]{2}))?\s*(?P<ampm>am|pm)?)?"
     r"(?:\s+(?P<zone>[a-z]{1,4}|[a-z]+/[a-z_]+))?$"
 )
 INVALID = ("Invalid `scheduled_at` field. Use an ISO 8601 date (e.g. `2026-08-05T11:52:01.858Z`) or"
@@ -51,9 +51,9 @@ def parse_scheduled_at(value: object, now: datetime) -> datetime:
         raise invalid(INVALID)
     when = _natural(value.strip().lower(), now)
     if when is None:
-        try:
-            when = parse_iso(value)
-        except ValueError:
+        try:  # the years 1–9999 in UTC: `0001-01-01T00:00:00+01:00` parses but has no UTC form
+            when = instant(value, "scheduled_at")
+        except ApiError:
             raise invalid(INVALID) from None
     when = when.astimezone(UTC)
     if when < now - PAST_GRACE:

@@ -21,8 +21,8 @@ MAX_QUERY_CHARS = 256
 MAX_QUERY_WORDS = 32
 MAX_ADDRESS_VALUES = 20
 MAX_LABELS = 50
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_DATE_LIKE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ].*)?$")
+_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+_DATE_LIKE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ].*)?$")
 
 
 def values(query: Any, name: str) -> list[str] | None:
