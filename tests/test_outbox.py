@@ -67,7 +67,8 @@ def test_list_item_shape(client: TestClient) -> None:
     email_id = send(client, to="Ada <ada@x.dev>", cc=["c@x.dev"], tags=[{"name": "kind", "value": "welcome"}])
     (item,) = client.get(OUTBOX).json()["data"]
     assert item == {
-        "object": "outbox_email", "id": email_id, "account": "default", "account_label": "default", "source": "api",
+        "object": "outbox_email", "id": email_id, "account": "default", "account_label": "default",
+        "source": "api",
         "message_id": f"<{email_id}@acme.dev>", "from": "Acme <hello@acme.dev>",
         "to": ["Ada <ada@x.dev>"], "cc": ["c@x.dev"], "bcc": [], "reply_to": [], "subject": "Welcome",
         "last_event": "sent", "tags": [{"name": "kind", "value": "welcome"}], "template_id": None,
