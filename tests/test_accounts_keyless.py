@@ -5,6 +5,7 @@ address is its own account's from its very first request."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 import subprocess
@@ -105,10 +106,8 @@ def _url_of(log: Path, process: subprocess.Popen[str]) -> str:
             return found.group(1)
         if process.poll() is not None:
             break
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(0.05)
-        except subprocess.TimeoutExpired:
-            pass
     pytest.fail(f"the CLI did not print its URL: {log.read_text()}")
 
 
@@ -218,7 +217,8 @@ def test_a_file_with_key_named_accounts_is_migrated_at_start(tmp_path: Path,
             listed = client.get("/emails", headers=bearer(key)).json()["data"]
             assert [email["id"] for email in listed] == [sent[key]]  # nothing lost, nothing mixed
             (item,) = client.get("/_emulator/outbox", params={"api_key": key}).json()["data"]
-            assert (item["account"], item["account_label"]) == (isolated_account_id(0, key), redacted_key(key))
+            assert item["account"] == isolated_account_id(0, key)
+            assert item["account_label"] == redacted_key(key)
         (listed_inbox,) = client.get("/inboxes", headers=bearer(keys[0])).json()["data"]
         inbox = client.get(f"/inboxes/{listed_inbox['id']}", headers=bearer(keys[0])).json()
         domain = client.get("/_emulator/inbound/address", headers=bearer(keys[0])).json()["domain"]
