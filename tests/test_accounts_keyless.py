@@ -165,11 +165,12 @@ def test_a_fresh_isolated_key_gets_its_own_inbound_address_and_its_mail(isolated
 
 # ---- migration of files made with `acct_<key>` accounts -------------------------------------------
 
-def _make_old_file(path: Path, keys: list[str]) -> dict[str, str]:
+def _make_old_file(path: Path | None, keys: list[str], snapshot: Path | None = None) -> dict[str, str]:
     """A database file as the emulator wrote it before issue 36: isolated accounts named `acct_<key>` in
     every table, in `accounts` and in the per-account id counters of `meta`, forwarding inboxes on the old
-    account's managed domain. Made by running the emulator, then renaming the accounts back."""
-    settings = make_settings(isolate_keys=True, db=str(path), clock="frozen")
+    account's managed domain. Made by running the emulator, then renaming the accounts back (in the
+    snapshot saved at the end instead, when `snapshot` is given)."""
+    settings = make_settings(isolate_keys=True, db=str(path or ":memory:"), clock="frozen")
     sent: dict[str, str] = {}
     with api_client(settings) as client:
         for key in keys:
@@ -178,6 +179,16 @@ def _make_old_file(path: Path, keys: list[str]) -> dict[str, str]:
         inbox = client.post("/inboxes", headers=bearer(keys[0]),
                             json={"email_address": "team@plain.acme.dev", "forwarding": True})
         assert inbox.status_code == 201, inbox.text
+        if snapshot is not None:
+            saved = client.post("/_emulator/snapshot/save", json={"path": str(snapshot)})
+            assert saved.status_code == 200, saved.text
+    target = snapshot or path
+    assert target is not None
+    _rename_back(target, keys)
+    return sent
+
+
+def _rename_back(path: Path, keys: list[str]) -> None:
     raw = sqlite3.connect(path)
     tables = [row[0] for row in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
               if "account" in {col[1] for col in raw.execute(f"PRAGMA table_info({row[0]})")}]
@@ -191,7 +202,6 @@ def _make_old_file(path: Path, keys: list[str]) -> dict[str, str]:
                     (managed_domain(new), managed_domain(old)))
     raw.commit()
     raw.close()
-    return sent
 
 
 def _key_text_in(path: Path, key: str) -> list[str]:
@@ -230,3 +240,16 @@ def test_a_file_with_key_named_accounts_is_migrated_at_start(tmp_path: Path,
         second = send(client, keys[0], to="bob@example.org")
         assert second not in sent.values()  # the account's id sequence went on, no id reused
     assert [_key_text_in(path, key) for key in keys] == [[], []]
+
+
+def test_a_snapshot_with_key_named_accounts_is_migrated_on_restore(tmp_path: Path) -> None:
+    snapshot, keys = tmp_path / "old.snapshot", ["re_old_charlie_3333"]
+    sent = _make_old_file(None, keys, snapshot=snapshot)
+    assert _key_text_in(snapshot, keys[0])
+    with api_client(make_settings(isolate_keys=True)) as client:
+        restored = client.post("/_emulator/snapshot/restore", json={"path": str(snapshot)})
+        assert restored.status_code == 200, restored.text
+        listed = client.get("/emails", headers=bearer(keys[0])).json()["data"]
+        assert [email["id"] for email in listed] == [sent[keys[0]]]
+        (item,) = client.get("/_emulator/outbox").json()["data"]
+        assert (item["account"], item["account_label"]) == (isolated_account_id(0, keys[0]), "re_…3333")
