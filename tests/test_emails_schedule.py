@@ -54,7 +54,12 @@ def test_a_few_seconds_late_means_now() -> None:
         parse_scheduled_at("2026-05-14T08:58:00Z", NOW)
 
 
-@pytest.mark.parametrize("text", ["", "soon", "in five minutes", "in 3 fortnights", "tomorrow at 13pm",
+def test_empty_means_now() -> None:
+    # Resend's Go SDK sends `"scheduled_at": ""` on every "send now" (issue 36).
+    assert parse_scheduled_at("", NOW) == NOW
+
+
+@pytest.mark.parametrize("text", [" ", "soon", "in five minutes", "in 3 fortnights", "tomorrow at 13pm",
                                   "friday at 3pm XYZ", "2026-13-01", 12])
 def test_unusable(text: object) -> None:
     with pytest.raises(ApiError) as refused:

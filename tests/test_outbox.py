@@ -16,6 +16,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from emulator.control.search import parse_search
+from emulator.core.accounts import isolated_account_id
 from emulator.core.clock import iso_z
 from emulator.core.events import EventBus
 from emulator.resources.emails.outcomes import DELIVERY_DELAY
@@ -66,7 +67,8 @@ def test_list_item_shape(client: TestClient) -> None:
     email_id = send(client, to="Ada <ada@x.dev>", cc=["c@x.dev"], tags=[{"name": "kind", "value": "welcome"}])
     (item,) = client.get(OUTBOX).json()["data"]
     assert item == {
-        "object": "outbox_email", "id": email_id, "account": "default", "source": "api",
+        "object": "outbox_email", "id": email_id, "account": "default", "account_label": "default",
+        "source": "api",
         "message_id": f"<{email_id}@acme.dev>", "from": "Acme <hello@acme.dev>",
         "to": ["Ada <ada@x.dev>"], "cc": ["c@x.dev"], "bcc": [], "reply_to": [], "subject": "Welcome",
         "last_event": "sent", "tags": [{"name": "kind", "value": "welcome"}], "template_id": None,
@@ -131,7 +133,7 @@ def test_accounts_are_all_shown_unless_filtered(isolated: TestClient) -> None:
     assert listed(isolated) == [theirs, mine]
     assert listed(isolated, api_key="re_test_123") == [mine]
     assert listed(isolated, api_key="re_suite_two") == [theirs]
-    assert listed(isolated, account="acct_re_suite_two") == [theirs]
+    assert listed(isolated, account=isolated_account_id(0, "re_suite_two")) == [theirs]
     assert listed(isolated, api_key="re_not_used_yet") == []
     outbox_error(isolated.get(f"{OUTBOX}/{mine}", params={"api_key": "re_suite_two"}), 404, "not_found")
 

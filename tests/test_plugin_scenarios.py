@@ -12,6 +12,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from emulator.control.scenarios import FIXTURES
+from emulator.core.accounts import isolated_account_id
 from emulator.core.clock import parse_iso
 from tests.conftest import AUTH, api_client, make_settings
 
@@ -88,7 +89,8 @@ def test_scenario_by_bundled_name_and_by_path(client: TestClient) -> None:
 def test_isolation_mode_loads_into_the_callers_account() -> None:
     with api_client(make_settings(isolate_keys=True)) as client:
         made = load(client, {"name": "basic"}, Authorization="Bearer re_tenant_one")
-        assert made["account"] == "acct_re_tenant_one"
+        assert made["account"] == isolated_account_id(0, "re_tenant_one")
+        assert made["account_label"] == "re_…_one"
         tenant = {"Authorization": "Bearer re_tenant_one"}
         assert len(client.get("/domains", headers=tenant).json()["data"]) == 1
         assert client.get("/domains", headers=AUTH).json()["data"] == []

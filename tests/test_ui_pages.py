@@ -16,6 +16,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from emulator.app import all_ops, create_app
+from emulator.core.accounts import redacted_key
 from emulator.web.views import ROUTES
 from tests.conftest import AUTH, flush, make_settings
 from tests.ui_helpers import running_server
@@ -283,8 +284,8 @@ def test_account_switch_shows_that_accounts_mail() -> None:
             response = client.post("/emails", headers={"Authorization": f"Bearer {key}"}, json={
                 "from": "a@resend.dev", "to": ["delivered@resend.dev"], "subject": subject, "text": "x"})
             assert response.status_code == 200, response.text
-        accounts = re.findall(r'<option value="([^"]+)"', client.get(f"{UI}/").text)
-        chosen = next(a for a in accounts if a.endswith("re_team_b"))
+        accounts = re.findall(r'<option value="([^"]+)"[^>]*>([^<]+)</option>', client.get(f"{UI}/").text)
+        chosen = next(a for a, label in accounts if label == redacted_key("re_team_b"))
         page = client.get(f"{UI}/?account={chosen}")
         assert rows_of(page.text) == ["From B"]
         assert rows_of(client.get(f"{UI}/").text) == ["From B"]  # remembered in a cookie

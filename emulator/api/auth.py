@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 from emulator.core import errors
+from emulator.core.accounts import isolated_account_id, redacted_key
 from emulator.core.errors import ApiError
 
 if TYPE_CHECKING:
@@ -51,6 +52,8 @@ OAUTH_SEND = "emails:send"
 class KeyRing:
     def __init__(self) -> None:
         self.by_token: dict[str, Credential] = {}
+        # Isolated account → its first key, redacted (`re_…1234`): what the UI and outbox JSON show.
+        self.labels: dict[str, str] = {}
         # Isolation mode: how an unknown well-formed key becomes an account (the API keys group
         # registers it at install; the pipeline sits below the resources and cannot import them).
         self.provision_isolated: Provisioner | None = None
@@ -66,8 +69,12 @@ class KeyRing:
                 self.by_token[token] = Credential(cred.account, cred.key_id, cred.permission,
                                                   cred.domain_id, active=False)
 
+    def label(self, account: str, token: str) -> None:
+        self.labels.setdefault(account, redacted_key(token))
+
     def clear(self) -> None:
         self.by_token.clear()
+        self.labels.clear()
 
 
 def keyring(emu: Host) -> KeyRing:
@@ -77,9 +84,16 @@ def keyring(emu: Host) -> KeyRing:
     return ring  # type: ignore[no-any-return]
 
 
-def isolated_account(token: str) -> str:
-    """The account an unknown well-formed key gets in isolation mode (`--isolate-keys`)."""
-    return f"acct_{token}"
+def isolated_account(emu: Host, token: str) -> str:
+    """The account an unknown well-formed key gets in isolation mode (`--isolate-keys`): derived from
+    the key and the seed, never containing the key (core/accounts.py)."""
+    return isolated_account_id(emu.settings.seed, token)
+
+
+def account_label(emu: Host, account: str) -> str:
+    """How a person recognises `account`: an isolated account by its key redacted (`re_…1234`), any
+    other by its id."""
+    return keyring(emu).labels.get(account, account)
 
 
 def account_of_key(emu: Emulator, token: str) -> str | None:
@@ -89,7 +103,7 @@ def account_of_key(emu: Emulator, token: str) -> str | None:
     if credential is not None:
         return credential.account
     if emu.settings.isolate_keys and WELL_FORMED_KEY.match(token):
-        return isolated_account(token)
+        return isolated_account(emu, token)
     return None
 
 

@@ -26,19 +26,19 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from emulator.api.auth import keyring
+from emulator.api.auth import credential_of
 from emulator.api.ops import emulator_of, json_response
 from emulator.control.base import PREFIX
 from emulator.control.downloads import eml_response, file_response
 from emulator.control.fields import ADDRESSES, ARRAY, OBJECT, STRING, Spec, check
 from emulator.core import errors, jsontext, validate
+from emulator.core.accounts import managed_domain
 from emulator.core.config import DEFAULT_ACCOUNT
 from emulator.core.errors import ApiError, invalid
 from emulator.core.typed import whole_number_or_none
 from emulator.mime.intake import IntakeError
 from emulator.mime.message import guess_content_type
 from emulator.resources import receiving
-from emulator.resources.domains.service import managed_domain
 
 EXPIRED = "The download link is invalid or has expired."
 INBOUND: Spec = {"from": STRING, "to": ADDRESSES, "cc": ADDRESSES, "bcc": ADDRESSES, "reply_to": ADDRESSES,
@@ -185,7 +185,9 @@ async def inject(request: Request) -> Response:
 async def address(request: Request) -> Response:
     emu = emulator_of(request)
     token = request.headers.get("authorization", "").partition(" ")[2].strip()
-    credential = keyring(emu).by_token.get(token)
+    # An isolated key not used yet gets its account now, so mail to the address it is given lands
+    # there and not in the default account (issue 36).
+    credential = await credential_of(emu, token) if token else None
     account = credential.account if credential else DEFAULT_ACCOUNT
     return json_response({"domain": managed_domain(account)})
 

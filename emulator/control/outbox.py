@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from emulator.api.auth import selected_account
+from emulator.api.auth import account_label, selected_account
 from emulator.api.ops import emulator_of, json_response
 from emulator.control.base import PREFIX
 from emulator.control.downloads import eml_response, file_response
@@ -133,12 +133,14 @@ def _json_or(text: str | None, default: Any) -> Any:
     return default if text is None else json.loads(text)
 
 
-def summary(row: Row) -> dict[str, Any]:
+def summary(row: Row, label: str) -> dict[str, Any]:
+    """`label`: how a person recognises the account (auth.account_label), never its key."""
     email_id = row["id"]
     return {
         "object": "outbox_email",
         "id": email_id,
         "account": row["account"],
+        "account_label": label,
         "source": row["source"],
         "message_id": row["message_id"],
         "from": row["from_addr"],
@@ -193,7 +195,7 @@ async def detail(tx: Tx, row: Row) -> dict[str, Any]:
                           (row["account"], row["id"]))
     raw = await email_eml(tx, row)
     return {
-        **summary(row),
+        **summary(row, account_label(tx.emu, row["account"])),
         "html": row["html"],
         "text": row["text"],
         "headers": _json_or(row["headers"], {}),
@@ -252,7 +254,8 @@ async def list_outbox(request: Request) -> Response:
         if outbox_filter.search:
             index_new_mail(tx)
         rows, has_more = await fetch_page(tx, "emails", page, where, params, columns=LIST_COLUMNS)
-    return json_response(list_body([summary(row) for row in rows], has_more))
+    return json_response(list_body([summary(row, account_label(emu, row["account"])) for row in rows],
+                                   has_more))
 
 
 async def get_email(request: Request) -> Response:

@@ -38,7 +38,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from emulator.api.auth import FULL_ACCESS, SENDING_ACCESS, Credential, account_of_key, keyring
+from emulator.api.auth import (
+    FULL_ACCESS,
+    SENDING_ACCESS,
+    Credential,
+    account_label,
+    account_of_key,
+    keyring,
+)
 from emulator.api.ops import emulator_of, json_response
 from emulator.control.base import PREFIX, body_of
 from emulator.control.fields import OBJECT, STRING, Spec
@@ -131,7 +138,8 @@ async def load(emu: Emulator, scenario: dict[str, Any], account: str = DEFAULT_A
         from emulator.control.demo import load_demo
 
         made["demo"] = [await load_demo(emu, scenario["demo"], credential)]
-    return {"object": "scenario", "account": account, "loaded": {k: v for k, v in made.items() if v}}
+    return {"object": "scenario", "account": account, "account_label": account_label(emu, account),
+            "loaded": {k: v for k, v in made.items() if v}}
 
 
 async def _api_key(tx: Tx, item: dict[str, Any]) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from emulator.api.auth import keyring
 from emulator.api.ops import emulator_of, json_response
 from emulator.control.base import PREFIX, body_of
 from emulator.control.fields import STRING
+from emulator.core.accounts import migrate_key_named_accounts
 from emulator.core.config import StartupError
 from emulator.core.errors import ApiError, invalid
 from emulator.core.ids import ACCOUNT_COUNTER_PREFIX
@@ -139,11 +140,12 @@ async def _settle(emu: Emulator, skip: Callable[..., Any] | None = None) -> None
 async def restore_from(emu: Emulator, source: aiosqlite.Connection) -> None:
     """Replace the live state with `source`'s, then bring the in-memory state in line with it."""
     # A file may come from an older build lacking newer tables: create what is missing.
-    statements = emu.ddl
+    statements, seed = emu.ddl, emu.settings.seed
 
     def reload(raw: sqlite3.Connection) -> dict[str, str]:
         for statement in statements:
             raw.execute(statement)
+        migrate_key_named_accounts(raw, seed)  # a snapshot saved before issue 36
         return {row["key"]: row["value"] for row in raw.execute("SELECT key, value FROM meta")}
 
     meta: dict[str, str] = await _copy_back(emu, source, reload)

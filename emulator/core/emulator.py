@@ -14,6 +14,7 @@ from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import Any
 
+from emulator.core.accounts import migrate_key_named_accounts
 from emulator.core.clock import Clock, from_db
 from emulator.core.config import Settings
 from emulator.core.db import Database, Tx
@@ -65,6 +66,9 @@ class Emulator:
         await self.db.open(ddl)
         if self.db.fresh:
             return  # nothing stored yet: no id sequence, clock or timestamp to take up again
+        seed = self.settings.seed
+        async with self.db.exclusive():  # before anything reads an account (issue 36)
+            await self.db.call(lambda raw: migrate_key_named_accounts(raw, seed))
         async with self.transaction() as tx:
             rows = await tx.all("SELECT key, value FROM meta WHERE key LIKE 'id_counter%'")
             await self._restore_clock(tx)

@@ -85,15 +85,21 @@ def load(emu: Host, account: str, now: datetime, daily: int, monthly: int) -> Us
     return usage
 
 
-def spend(emu: Host, tx: Tx, usage: Usage, count: int, enforce: bool = True) -> None:
-    """Count `count` emails of the account in `tx` (once it commits); past a configured quota, 429."""
+def check(emu: Host, usage: Usage, count: int) -> None:
+    """429 when `count` more emails would pass a configured quota (nothing is counted)."""
     settings = emu.settings
-    if enforce and (settings.daily_quota or settings.monthly_quota):
+    if settings.daily_quota or settings.monthly_quota:
         in_flight = sum(usage.in_flight.values()) + count
         if settings.daily_quota and usage.daily + in_flight > settings.daily_quota:
             raise ApiError(errors.DAILY_QUOTA_EXCEEDED)
         if settings.monthly_quota and usage.monthly + in_flight > settings.monthly_quota:
             raise ApiError(errors.MONTHLY_QUOTA_EXCEEDED)
+
+
+def spend(emu: Host, tx: Tx, usage: Usage, count: int, enforce: bool = True) -> None:
+    """Count `count` emails of the account in `tx` (once it commits); past a configured quota, 429."""
+    if enforce:
+        check(emu, usage, count)
     unit = tx.unit
     first = unit not in usage.in_flight
     usage.in_flight[unit] = usage.in_flight.get(unit, 0) + count

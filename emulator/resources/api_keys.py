@@ -113,21 +113,25 @@ async def provision(emu: Emulator) -> None:
         for index, token in enumerate(emu.settings.provisioned_keys):
             if await tx.one("SELECT id FROM api_keys WHERE token = ?", (token,)) is None:
                 await _insert_key(tx, f"Emulator key {index + 1}", token, FULL_ACCESS, None)
-        rows = await tx.all("SELECT * FROM api_keys")
+        rows = await tx.all("SELECT * FROM api_keys ORDER BY seq")
     ring = keyring(emu)
     ring.clear()
-    for row in rows:
+    for row in rows:  # by seq: an isolated account is labelled by the key that made it
         ring.put(row["token"], _credential(row))
+        if row["account"] != DEFAULT_ACCOUNT:
+            ring.label(row["account"], row["token"])
 
 
 async def provision_isolated_account(emu: Emulator, token: str) -> Credential:
     """Isolation mode: an unknown well-formed key becomes a full-access key of a new account."""
-    async with emu.transaction(isolated_account(token)) as tx:
+    async with emu.transaction(isolated_account(emu, token)) as tx:
         existing = await tx.one("SELECT * FROM api_keys WHERE token = ?", (token,))
         if existing is not None:
             return _credential(existing)
         await tx.run("INSERT INTO accounts (id, created_at) VALUES (?, ?)", (tx.account, tx.now_db))
         row = await _insert_key(tx, "Isolated account key", token, FULL_ACCESS, None)
+        ring = keyring(emu)
+        tx.after_commit(lambda: ring.label(row["account"], token))
     return _credential(row)
 
 

@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from emulator.api.ops import ApiRequest, Op
 from emulator.core import errors
+from emulator.core.accounts import MANAGED_SUFFIX, managed_domain
 from emulator.core.clock import from_db, iso_z
 from emulator.core.db import Host, Tx
 from emulator.core.errors import ApiError, invalid, not_found
 from emulator.core.events import emit
 from emulator.core.pages import UUID, fetch_page, list_body, parse_page
 from emulator.mime.intake import Parsed, bare, parse_async
-from emulator.resources.domains.service import MANAGED_SUFFIX, managed_domain, receiving_domains
+from emulator.resources.domains.service import receiving_domains
 from emulator.resources.emails.service import email_eml, spend_quota
 from emulator.resources.inboxes import accept_inbound
 

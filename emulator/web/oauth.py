@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from emulator.api.auth import account_label
 from emulator.api.ops import emulator_of
 from emulator.core.errors import ApiError
 from emulator.resources.oauth import CONSENT_PATH, authorize, clients
@@ -66,6 +67,7 @@ async def consent(request: Request) -> Response:
     context: dict[str, Any] = {
         "client": client, "scopes": [(s, SCOPE_TEXT.get(s, s)) for s in scope_list(pending.scope)],
         "callback": urlsplit(pending.redirect_uri), "accounts": accounts, "account": account_of(request),
+        "account_labels": {name: account_label(emu, name) for name in accounts},
     }
     response = page(request, "consent.html", context)
     response.headers.update(_consent_headers(pending.redirect_uri))

@@ -10,6 +10,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from emulator.api.auth import account_label
 from emulator.api.ops import emulator_of, json_response
 from emulator.control import qa, reads
 from emulator.control.downloads import file_response
@@ -41,6 +42,7 @@ async def _chrome(tx: Tx, section: str) -> dict[str, Any]:
     """What every page's header needs: the accounts to switch between, whether inbound mail exists."""
     accounts = [row["id"] for row in await tx.all("SELECT id FROM accounts ORDER BY created_at, id")]
     return {"account": tx.account, "accounts": accounts, "section": section,
+            "account_labels": {name: account_label(tx.emu, name) for name in accounts},
             "has_inbound": "received_emails" in tx.db.tables}
 
 

@@ -191,8 +191,9 @@ async def _send_to(tx: Tx, broadcast: Row, members: list[Row]) -> int:
     if not tx.sent_since(mark):
         tx.group_inserts(mark)
     if sent:
-        # Marketing mail (limited by contacts instead) counts towards the quota but is never refused:
-        # a background job has no caller to answer a 429. One email, one recipient.
+        # Counted as it goes out, never refused here: a background job has no caller to answer a 429.
+        # The send request was refused instead if its audience would pass a quota (service.py
+        # `_check_quota`). One email, one recipient.
         await spend_quota(tx, sent, enforce=False)
     return walked
 

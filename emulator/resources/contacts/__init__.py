@@ -17,6 +17,7 @@ Public service functions for other groups (stable signatures; every one scoped t
 - `segment_members_after(tx, segment_id, after, limit, topic_id) -> list[Row]` — the next contacts of a
   segment in joining order, with `member_seq` (the cursor) and `subscription` to the topic.
 - `segment_size(tx, segment_id) -> int` — how many contacts the segment has.
+- `segment_audience(tx, segment_id, topic_id) -> int` — how many of them a broadcast would email now.
 - `topic_subscription(tx, contact_id, topic_id) -> str` — "opt_in" | "opt_out", the topic's default
   unless the contact chose.
 - `contact_properties(row) -> dict` — the property values set on a contact row (no fallbacks).
@@ -46,6 +47,7 @@ from emulator.resources.contacts import (
 from emulator.resources.contacts.properties import property_fallbacks
 from emulator.resources.contacts.segments import (
     add_contact_to_segment,
+    segment_audience,
     segment_contacts,
     segment_members_after,
     segment_size,
@@ -74,6 +76,7 @@ __all__ = [
     "property_fallbacks",
     "require_segment",
     "require_topic",
+    "segment_audience",
     "segment_contacts",
     "segment_members_after",
     "segment_size",

@@ -139,6 +139,19 @@ _TOPIC_JOINS = ("LEFT JOIN topics t ON t.account = sc.account AND t.id = ?"
 _PAGE = "WHERE sc.account = ? AND sc.segment_id = ? AND sc.seq > ? ORDER BY sc.seq LIMIT ?"
 
 
+async def segment_audience(tx: Tx, segment_id: str, topic_id: str | None) -> int:
+    """How many contacts of the segment a broadcast would email now: not unsubscribed, opted in to
+    `topic_id` when there is one (the contact's choice, else the topic's default), not suppressed."""
+    topic = f"{_TOPIC_JOINS} " if topic_id is not None else ""
+    opted = " AND COALESCE(ct.subscription, t.default_subscription) = 'opt_in'" if topic_id else ""
+    row = await tx.one(
+        f"SELECT COUNT(*) AS n {_MEMBERS} {topic}"
+        "LEFT JOIN suppressions sp ON sp.account = sc.account AND sp.email = lower(trim(c.email))"
+        f" WHERE sc.account = ? AND sc.segment_id = ? AND NOT c.unsubscribed AND sp.email IS NULL{opted}",
+        (*((topic_id,) if topic_id is not None else ()), tx.account, segment_id))
+    return int(row["n"]) if row else 0
+
+
 async def segment_size(tx: Tx, segment_id: str) -> int:
     row = await tx.one("SELECT COUNT(*) AS n FROM segment_contacts WHERE account = ? AND segment_id = ?",
                        (tx.account, segment_id))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from typing import TYPE_CHECKING, Any
@@ -316,14 +315,6 @@ async def tracking_of(tx: Tx, name: str) -> tuple[bool, bool]:
             (row["account"], row["name"]): (bool(row["open_tracking"]), bool(row["click_tracking"]))
             for row in rows}
     return flags.get((tx.account, name.lower()), (False, False))  # type: ignore[no-any-return]
-
-
-MANAGED_SUFFIX = ".resend.app"
-
-
-def managed_domain(account: str) -> str:
-    """[rec] The account's managed receiving subdomain: stable per account, no secret in it."""
-    return hashlib.sha256(account.encode()).hexdigest()[:12] + MANAGED_SUFFIX
 
 
 async def receiving_domains(tx: Tx) -> dict[str, str]:

@@ -14,7 +14,7 @@ from emulator.resources.emails import attachments, metrics, outcomes, quota, scr
 from emulator.resources.emails.fields import EmailDraft
 from emulator.resources.emails.fields import attachments as parse_attachments
 from emulator.resources.emails.quota import usage as quota_usage
-from emulator.resources.emails.schedule import parse_scheduled_at
+from emulator.resources.emails.schedule import parse_scheduled_at, requested_schedule
 
 TABLES = [*service.TABLES, *tracking.TABLES, *scripted.TABLES]
 OPS = [*service.OPS, *metrics.OPS, *attachments.OPS]
@@ -25,4 +25,5 @@ def install(emu: Any) -> None:
     emu.state[LOADER] = quota.usage
 
 
-__all__ = ["OPS", "TABLES", "EmailDraft", "install", "parse_attachments", "parse_scheduled_at", "quota_usage"]
+__all__ = ["OPS", "TABLES", "EmailDraft", "install", "parse_attachments", "parse_scheduled_at", "quota_usage",
+           "requested_schedule"]

@@ -52,3 +52,8 @@ async def usage(tx: Tx) -> Usage:
 async def spend(tx: Tx, count: int, enforce: bool = True) -> None:
     """Count `count` emails of the account; past a configured quota (and `enforce`), 429."""
     quota.spend(tx.emu, tx, await usage(tx), count, enforce)
+
+
+async def check(tx: Tx, count: int) -> None:
+    """429 when `count` more emails would pass a configured quota; counts nothing."""
+    quota.check(tx.emu, await usage(tx), count)

@@ -45,8 +45,18 @@ INVALID = ("Invalid `scheduled_at` field. Use an ISO 8601 date (e.g. `2026-08-05
            " natural language (e.g. `in 1 hour`, `tomorrow at 9am`, `Friday at 3pm ET`).")
 
 
+def requested_schedule(body: dict[str, object]) -> object:
+    """The body's `scheduled_at`, None when it asks for no schedule: absent, null, or `""`, which
+    Resend's Go SDK sends on every "send now" (its field has no `omitempty`; issue 36)."""
+    value = body.get("scheduled_at")
+    return None if value == "" else value
+
+
 def parse_scheduled_at(value: object, now: datetime) -> datetime:
-    """The absolute UTC time `value` names; raises 422 validation_error when unusable."""
+    """The absolute UTC time `value` names (`""`: now, see `requested_schedule`); raises 422
+    validation_error when unusable."""
+    if value == "":
+        return now
     if not isinstance(value, str) or not value.strip():
         raise invalid(INVALID)
     when = _natural(value.strip().lower(), now)

@@ -24,7 +24,7 @@ from emulator.mime.message import MimeAttachment, OutgoingMessage, html_to_text,
 from emulator.resources.domains.service import verified_domain
 from emulator.resources.emails import fields, outcomes, quota, tracking
 from emulator.resources.emails.fields import EmailDraft
-from emulator.resources.emails.schedule import parse_scheduled_at
+from emulator.resources.emails.schedule import parse_scheduled_at, requested_schedule
 from emulator.resources.templates.service import resolve_template
 
 if TYPE_CHECKING:
@@ -159,8 +159,8 @@ def parse_body(body: Any, now: Any, in_batch: bool) -> EmailDraft:
     draft.headers = fields.headers(body)
     draft.attachments = fields.attachments(body, in_batch)
     draft.tags = fields.tags(body)
-    if body.get("scheduled_at") is not None:
-        draft.scheduled_at = parse_scheduled_at(body["scheduled_at"], now)
+    if (scheduled_at := requested_schedule(body)) is not None:
+        draft.scheduled_at = parse_scheduled_at(scheduled_at, now)
     draft.topic_id = fields.topic_id(body)
     draft.template = template
     return draft
@@ -275,6 +275,11 @@ async def store(tx: Tx, draft: EmailDraft, template_id: str | None, credential: 
 async def spend_quota(tx: Tx, count: int, enforce: bool = True) -> None:
     """Count `count` emails towards the account's quota (received mail too); 429 past a set quota."""
     await quota.spend(tx, count, enforce)
+
+
+async def check_quota(tx: Tx, count: int) -> None:
+    """429 when `count` more emails would pass a set quota (a broadcast's audience, before it goes out)."""
+    await quota.check(tx, count)
 
 
 async def _start(tx: Tx, row: Row, scheduled: bool, queued: bool, parsed: dict[str, Any]) -> None:

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from emulator.api.ops import ApiRequest, Reply
 from emulator.core import errors, validate
+from emulator.core.accounts import managed_domain
 from emulator.core.errors import ApiError, invalid, missing_field
 from emulator.core.pages import INBOX_DOCS, list_body, parse_page
-from emulator.resources.domains.service import managed_domain
 from emulator.resources.inboxes.events import inbox_event
 from emulator.resources.inboxes.store import inbox_body, inbox_item, require_inbox, seek
 
