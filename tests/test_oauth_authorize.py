@@ -163,7 +163,8 @@ def test_a_consent_decision_from_another_site_is_refused(client: TestClient) -> 
     forged = client.post(location, data=form, headers={"Origin": "http://evil.example"},
                          follow_redirects=False)
     assert (forged.status_code, forged.json()["name"]) == (403, "cross_site_request")
-    same = client.post(location, data=form, headers={"Origin": "http://testserver"}, follow_redirects=False)
+    same = client.post(location, data=form, follow_redirects=False,
+                       headers={"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"})
     assert same.status_code == 303 and same.headers["location"].startswith("http://127.0.0.1/callback?code=")
 
 
@@ -179,5 +180,6 @@ def test_an_unanswered_consent_request_expires_after_ten_minutes(client: TestCli
     assert client.get(location).status_code == 200
     assert client.post("/_emulator/clock/advance", json={"minutes": 10}).status_code == 200
     assert client.get(location).status_code == 404
-    late = client.post(location, data={"decision": "approve", "account": "default"}, follow_redirects=False)
+    late = client.post(location, data={"decision": "approve", "account": "default"},
+                       headers={"Sec-Fetch-Site": "same-origin"}, follow_redirects=False)
     assert late.status_code == 404

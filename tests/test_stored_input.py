@@ -135,9 +135,13 @@ def _consent_page(client: TestClient) -> str:
     return str(response.headers["location"])
 
 
+# What the consent page's form sends from a browser (csrf.py: a UI POST needs proof of the UI's page).
+CONSENT_FORM = {"Origin": "http://testserver", "Sec-Fetch-Site": "same-origin"}
+
+
 def test_consent_without_an_account_approves_for_the_preselected_one(client: TestClient) -> None:
     location = _consent_page(client)
-    answer = client.post(location, data={"decision": "approve"}, headers={"Origin": "http://testserver"},
+    answer = client.post(location, data={"decision": "approve"}, headers=CONSENT_FORM,
                          follow_redirects=False)
     assert answer.status_code == 303 and "?code=" in answer.headers["location"]
     assert_every_view_answers(client)
@@ -146,11 +150,11 @@ def test_consent_without_an_account_approves_for_the_preselected_one(client: Tes
 def test_consent_for_an_unknown_account_is_a_422_page(client: TestClient) -> None:
     location = _consent_page(client)
     answer = client.post(location, data={"decision": "approve", "account": "nobody"},
-                         headers={"Origin": "http://testserver"}, follow_redirects=False)
+                         headers=CONSENT_FORM, follow_redirects=False)
     assert answer.status_code == 422 and "does not exist" in answer.text
     # Not consumed: the person can still choose an existing account.
     again = client.post(location, data={"decision": "approve", "account": "default"},
-                        headers={"Origin": "http://testserver"}, follow_redirects=False)
+                        headers=CONSENT_FORM, follow_redirects=False)
     assert again.status_code == 303
     assert_every_view_answers(client)
 

@@ -8,7 +8,9 @@ from typing import Any
 from starlette.testclient import TestClient
 
 UI = "/_emulator/ui"
-SAME_SITE = {"Origin": "http://testserver", "Content-Type": "application/x-www-form-urlencoded"}
+SAME_SITE = {"Sec-Fetch-Site": "same-origin", "Content-Type": "application/x-www-form-urlencoded"}
+# What a browser sends when the user opens a page of the UI from the UI.
+NAVIGATION = {"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
 CROSS_SITE = {"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site",
               "Content-Type": "application/x-www-form-urlencoded"}
 
@@ -54,7 +56,7 @@ def test_back_never_leaves_the_ui(client: TestClient) -> None:
 
 def test_opening_a_message_reads_it_and_unread_goes_back_to_the_list(client: TestClient) -> None:
     email_id = send(client)
-    assert client.get(f"{UI}/messages/{email_id}").status_code == 200
+    assert client.get(f"{UI}/messages/{email_id}", headers=NAVIGATION).status_code == 200
     assert unread(client) == []
     response = post(client, f"/messages/{email_id}/unread")
     assert (response.status_code, response.headers["location"]) == (303, f"{UI}/")

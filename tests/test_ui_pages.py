@@ -23,6 +23,7 @@ from tests.ui_helpers import running_server
 
 UI = "/_emulator/ui"
 ORIGIN = "http://testserver"
+SAME_ORIGIN = {"Origin": ORIGIN, "Sec-Fetch-Site": "same-origin"}  # what a form of the UI sends
 
 
 def send(client: TestClient, **fields: Any) -> str:
@@ -151,11 +152,11 @@ def test_cancel_scheduled_email_from_the_ui(client: TestClient) -> None:
     refused = client.post(f"{UI}/messages/{email_id}/cancel", headers={"Origin": "https://evil.example"})
     assert refused.status_code == 403
     assert client.get(f"/emails/{email_id}").json()["last_event"] == "scheduled"
-    done = client.post(f"{UI}/messages/{email_id}/cancel", headers={"Origin": ORIGIN},
+    done = client.post(f"{UI}/messages/{email_id}/cancel", headers=SAME_ORIGIN,
                        follow_redirects=False)
     assert done.status_code == 303
     assert client.get(f"/emails/{email_id}").json()["last_event"] == "canceled"
-    again = client.post(f"{UI}/messages/{email_id}/cancel", headers={"Origin": ORIGIN})
+    again = client.post(f"{UI}/messages/{email_id}/cancel", headers=SAME_ORIGIN)
     assert again.status_code == 422 and "canceled" in again.text
 
 
@@ -164,7 +165,7 @@ def test_delete_all_resets_the_emulator_only_from_the_ui(client: TestClient) -> 
     cross_site = {"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}
     assert client.post(f"{UI}/reset", headers=cross_site).status_code == 403
     assert len(client.get("/emails").json()["data"]) == 1
-    response = client.post(f"{UI}/reset", headers={"Origin": ORIGIN}, follow_redirects=False)
+    response = client.post(f"{UI}/reset", headers=SAME_ORIGIN, follow_redirects=False)
     assert response.status_code == 303 and response.headers["location"] == f"{UI}/"
     assert client.get("/emails").json()["data"] == []
 

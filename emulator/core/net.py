@@ -1,12 +1,16 @@
-"""Binding listening sockets: a port in use is one clear line (a StartupError), not a traceback; and
-the count of HTTP requests under way."""
+"""Binding listening sockets: a port in use is one clear line (a StartupError), not a traceback; the
+count of HTTP requests under way; and which addresses and ports are the emulator's own."""
 
 from __future__ import annotations
 
 import errno
+import ipaddress
 import socket
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
 
-from emulator.core.config import StartupError
+from emulator.core.config import Settings, StartupError
 
 FREE_PORT = "0 picks a free one"  # said after a colon: the line's advice is already in parentheses
 
@@ -54,3 +58,42 @@ def _refusal(exc: OSError, host: str, port: int, flag: str, alternative: str) ->
                             usage=False)
     return StartupError(flag, port, f"cannot listen on {host}:{port}: {exc.strerror}",
                         f"choose another port: {FREE_PORT}{ways}", usage=False)
+
+
+# ---- the emulator's own listeners, which its outgoing clients never call (issue 36) ----------------
+
+def own_ports(state: Mapping[str, Any], settings: Settings) -> frozenset[int]:
+    """The TCP ports this emulator listens on: HTTP (with --port 0 known only once bound, from
+    `http_url`) and the SMTP ports the SMTP server bound."""
+    url = str(state.get("http_url") or "")
+    http = urlsplit(url).port if url else settings.port
+    smtp = state.get("smtp_ports") or {}
+    return frozenset(port for port in (http, *smtp.values()) if port)
+
+
+def is_this_machine(address: str) -> bool:
+    """Whether a connection to `address` stays on this machine: a loopback or unspecified address, or
+    one of its interfaces' (the kernel lets a socket bind only to those)."""
+    try:
+        ip = ipaddress.ip_address(address.partition("%")[0])
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_loopback or ip.is_unspecified:
+        return True
+    family = socket.AF_INET6 if ip.version == 6 else socket.AF_INET
+    with socket.socket(family, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.bind((address, 0))
+        except OSError:
+            return False
+    return True
+
+
+def names_this_machine(host: str) -> bool:
+    """Whether `host`, as written (no lookup), is this machine: a local name, or an address of it."""
+    name = host.strip("[]").lower().rstrip(".")
+    if name in ("localhost", socket.gethostname().lower()) or name.endswith(".localhost"):
+        return True
+    return is_this_machine(name)

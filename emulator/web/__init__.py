@@ -15,6 +15,7 @@ from emulator.web import (
     actions,
     broadcasts,
     contacts,
+    csrf,
     dashboards,
     deliveries,
     imports,
@@ -26,13 +27,17 @@ from emulator.web import (
     unsubscribe,
     views,
 )
+from emulator.web.render import UI
 
 if TYPE_CHECKING:
     from emulator.core.emulator import Emulator
 
-ROUTES: list[BaseRoute] = [*actions.ROUTES, *views.ROUTES, *deliveries.ROUTES, *dashboards.ROUTES,
-                           *inboxes.ROUTES, *unsubscribe.ROUTES, *oauth.ROUTES, *spam.ROUTES, *theme.ROUTES,
-                           *contacts.ROUTES, *imports.ROUTES, *broadcasts.ROUTES]
+# Every UI POST needs proof that the UI's own page made it (csrf.py); the recipient pages need none.
+ROUTES: list[BaseRoute] = csrf.guarded([
+    *actions.ROUTES, *views.ROUTES, *deliveries.ROUTES, *dashboards.ROUTES, *inboxes.ROUTES,
+    *unsubscribe.ROUTES, *oauth.ROUTES, *spam.ROUTES, *theme.ROUTES, *contacts.ROUTES, *imports.ROUTES,
+    *broadcasts.ROUTES,
+], under=UI + "/")
 
 __all__ = ["ROUTES", "install"]
 

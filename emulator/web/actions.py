@@ -1,6 +1,8 @@
 """The UI's actions on mail, each a POST only the UI's own pages can make (emulator.api.guard refuses
-cross-site ones): delete one email, the selected ones, a search's results or all mail; mark read or
-unread; send a scheduled email now or cancel it; reset the whole emulator. Each goes through the same
+cross-site ones, csrf.py any without proof of the UI's page), on the account the UI's switcher chose
+(`session_account`; a `?account=` in the URL only shows a page): delete one email, the selected ones, a
+search's results or all mail; mark read or unread; send a scheduled email now or cancel it; reset the
+whole emulator. Each goes through the same
 control and service functions as the control plane and the API (deletion.py, reads.py, the emails
 service), and answers with a redirect to the page to show next (303, so a reload does not repeat it).
 
@@ -26,7 +28,7 @@ from emulator.resources.emails import service as emails
 from emulator.web.listing import RECEIVED, SENT, Box, list_where, parse_filters
 from emulator.web.message import message_row
 from emulator.web.render import UI, not_found, page, redirect
-from emulator.web.views import account_of
+from emulator.web.views import session_account
 
 ACTIONS = ("delete", "read", "unread")
 SCOPES = ("selected", "search", "all")
@@ -72,7 +74,7 @@ async def _failed(request: Request, title: str, error: ApiError) -> Response:
 async def delete_message(request: Request) -> Response:
     box, message_id = _box_of(request), request.path_params["id"]
     form = await form_of(request)
-    async with emulator_of(request).transaction(account_of(request)) as tx:
+    async with emulator_of(request).transaction(session_account(request)) as tx:
         if await message_row(tx, box, message_id) is None:
             return not_found(request, "Message")
         await deletion.remove(tx, _mail(box), [message_id])
@@ -85,7 +87,7 @@ async def mark_message(request: Request) -> Response:
     box, message_id = _box_of(request), request.path_params["id"]
     read = request.url.path.endswith("/read")
     form = await form_of(request)
-    async with emulator_of(request).transaction(account_of(request)) as tx:
+    async with emulator_of(request).transaction(session_account(request)) as tx:
         if await message_row(tx, box, message_id) is None:
             return not_found(request, "Message")
         await reads.mark(tx, box.name, box.table, [message_id], read)
@@ -98,7 +100,7 @@ async def send_now(request: Request) -> Response:
     message_id = request.path_params["id"]
     emu = emulator_of(request)
     try:
-        async with emu.transaction(account_of(request)) as tx:
+        async with emu.transaction(session_account(request)) as tx:
             await emails.reschedule(tx, message_id, {"scheduled_at": "now"})
     except ApiError as error:
         return await _failed(request, "Cannot send now", error)
@@ -109,7 +111,7 @@ async def send_now(request: Request) -> Response:
 async def cancel(request: Request) -> Response:
     message_id = request.path_params["id"]
     try:
-        async with emulator_of(request).transaction(account_of(request)) as tx:
+        async with emulator_of(request).transaction(session_account(request)) as tx:
             await emails.cancel(tx, message_id)
     except ApiError as error:
         return await _failed(request, "Cannot cancel", error)
@@ -135,7 +137,7 @@ def _scope_where(box: Box, form: dict[str, list[str]], account: str) -> tuple[st
 async def bulk(request: Request) -> Response:
     box = RECEIVED if request.path_params["box"] == RECEIVED.name else SENT
     form = await form_of(request)
-    action, account = _first(form, "action"), account_of(request)
+    action, account = _first(form, "action"), session_account(request)
     if action not in ACTIONS or _first(form, "scope") not in SCOPES:
         return page(request, "error.html", {"title": "Unknown action",
                                             "message": "This form asked for an action the UI does not have."},

@@ -23,7 +23,7 @@ from emulator.web import activity
 from emulator.web.actions import back_to, form_of
 from emulator.web.render import UI, page, redirect
 from emulator.web.views import _chrome as page_chrome
-from emulator.web.views import account_of
+from emulator.web.views import account_of, session_account
 
 if TYPE_CHECKING:
     from starlette.datastructures import QueryParams
@@ -107,7 +107,7 @@ async def replay(request: Request) -> Response:
     webhook_id, message_id = request.path_params["webhook_id"], request.path_params["message_id"]
     emu = emulator_of(request)
     try:
-        async with emu.transaction(account_of(request)) as tx:
+        async with emu.transaction(session_account(request)) as tx:
             await webhooks.replay_event(tx, webhook_id, message_id)
     except ApiError as error:
         return page(request, "error.html", {"title": "Cannot replay", "message": error.message}, error.status)

@@ -17,6 +17,7 @@ from emulator.core.errors import ApiError
 from emulator.resources.inboxes import drafts, inboxes, labels, threads
 from emulator.resources.inboxes.store import FOLDERS
 from emulator.resources.inboxes.threads import list_item, thread_where
+from emulator.web import csrf
 from emulator.web.frame import frame_response
 from emulator.web.render import UI, not_found, page
 from emulator.web.views import _chrome as page_chrome
@@ -84,7 +85,9 @@ async def thread_view(request: Request) -> Response:
         async with emulator_of(request).transaction(account_of(request)) as tx:
             inbox = await inboxes.get_inbox(tx, inbox_id)
             thread = await threads.get_thread(tx, inbox["id"], thread_id)
-            if not thread["read"]:  # opening a thread reads it, through the API's own update
+            # Opening a thread in the browser reads it, through the API's own update; a request another
+            # site makes (an <img>) reads nothing (csrf.is_own_navigation).
+            if not thread["read"] and csrf.is_own_navigation(request):
                 await threads.update_thread(tx, inbox["id"], thread_id, {"read": True}, source="ui")
                 thread = await threads.get_thread(tx, inbox["id"], thread_id)
             chrome = await page_chrome(tx, "inboxes")

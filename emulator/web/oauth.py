@@ -24,7 +24,7 @@ from emulator.resources.oauth import CONSENT_PATH, authorize, clients
 from emulator.resources.oauth.store import scope_list
 from emulator.web.render import UI, UI_CSP, UI_HEADERS, page, redirect
 from emulator.web.views import _chrome as page_chrome
-from emulator.web.views import account_of
+from emulator.web.views import account_of, session_account
 
 MAX_FORM = 4096
 SCOPE_TEXT = {"emails:send": "Send emails on your behalf",
@@ -85,7 +85,7 @@ async def decide(request: Request) -> Response:
     try:
         async with emulator_of(request).transaction() as tx:
             # Without an `account` field the form means the account the page preselected.
-            account = form.get("account") or account_of(request)
+            account = form.get("account") or session_account(request)
             location = await authorize.decide(tx, request.path_params["id"], account, approved)
     except ApiError as error:
         return _gone(request, error) if error.status == 404 else page(

@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from emulator.core.clock import from_db, parse_iso
+from emulator.web import csrf
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -136,8 +137,8 @@ def theme_of(request: Request) -> str:
 
 def page(request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
     body = render(name, {"request": request, "path": request.url.path, "theme": theme_of(request),
-                         "themes": THEMES, **context})
-    return HTMLResponse(body, status, headers=UI_HEADERS)
+                         "themes": THEMES, "csrf": csrf.token(request), **context})
+    return csrf.keep(request, HTMLResponse(body, status, headers=UI_HEADERS))
 
 
 def not_found(request: Request, what: str) -> Response:

@@ -1,5 +1,6 @@
 """UI pages under /_emulator/ui/ (and `/` → there). Views open one short transaction each; opening a
-message also marks it read. The actions (delete, mark read, send now, reset) are in actions.py."""
+message in the browser also marks it read (csrf.is_own_navigation).
+The actions (delete, mark read, send now, reset) are in actions.py."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from emulator.core.config import DEFAULT_ACCOUNT
 from emulator.core.errors import ApiError
 from emulator.core.events import notify
 from emulator.core.typed import whole_number_or_none
-from emulator.web import activity, sse
+from emulator.web import activity, csrf, sse
 from emulator.web.frame import frame_response
 from emulator.web.listing import RECEIVED, SENT, Box, Filters, ListPage, list_page, parse_filters, unread
 from emulator.web.message import attachment_row, attachments_of, framed_html, message_row, raw_of, view_model
@@ -34,7 +35,15 @@ NOTICE_MAX = 10**8  # more than any one action touches: a larger count in the UR
 
 
 def account_of(request: Request) -> str:
-    chosen = request.query_params.get("account") or request.cookies.get(ACCOUNT_COOKIE)
+    """The account a page shows: `?account=` (a link may show any account, issue 11), else the session's."""
+    chosen = request.query_params.get("account")
+    return chosen[:200] if chosen else session_account(request)
+
+
+def session_account(request: Request) -> str:
+    """The account the UI's actions act on: the one chosen with the UI's own switcher, never a
+    `?account=` a request names (issue 36: a URL from anywhere could otherwise pick the account)."""
+    chosen = request.cookies.get(ACCOUNT_COOKIE)
     return chosen[:200] if chosen else DEFAULT_ACCOUNT
 
 
@@ -103,8 +112,9 @@ async def rows(request: Request) -> Response:
         unread_count = await unread(tx, box)
     list_path = f"{UI}/" if box is SENT else RECEIVED.url
     html = render("_rows.html", {"messages": listing.rows, "filters": filters, "path": list_path,
-                                  "section": box.name})
-    return json_response({"rows": html, "total": listing.total, "unread": unread_count}, headers=UI_HEADERS)
+                                  "section": box.name, "csrf": csrf.token(request)})
+    return csrf.keep(request, json_response({"rows": html, "total": listing.total, "unread": unread_count},
+                                            headers=UI_HEADERS))
 
 
 def _notice(request: Request) -> str | None:
@@ -136,7 +146,8 @@ async def message(request: Request) -> Response:
         row = await message_row(tx, box, message_id)
         if row is None:
             return not_found(request, "Message")
-        await _read_on_open(tx, box, message_id)
+        if csrf.is_own_navigation(request):  # an <img> or a link from elsewhere reads nothing
+            await _read_on_open(tx, box, message_id)
         model = await view_model(tx, box, row, remote, filters)
         model["events"] = await activity.events_for(tx, message_id)
         chrome = await _chrome(tx, box.name)
@@ -157,11 +168,11 @@ async def message_live(request: Request) -> Response:
             return json_response({"error": "not found"}, 404, UI_HEADERS)
         events = await activity.events_for(tx, message_id)
     model = {"id": message_id, "status": row.get("last_event"), "events": events}
-    return json_response({
-        "status": render("_status.html", {"m": model}),
+    return csrf.keep(request, json_response({
+        "status": render("_status.html", {"m": model, "csrf": csrf.token(request)}),
         "activity": render("_activity.html", {"m": model}),
         "pending": activity.any_pending(events),
-    }, headers=UI_HEADERS)
+    }, headers=UI_HEADERS))
 
 
 async def message_frame(request: Request) -> Response:

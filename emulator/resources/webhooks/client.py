@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import socket
 import ssl
+from collections.abc import Callable
 from functools import lru_cache
 from typing import NamedTuple
 from urllib.parse import quote, unquote, urlsplit
 
 import httptools
+
+from emulator.core.net import is_this_machine
 
 # Characters a request target may carry as they are (RFC 3986 pchar, `/`, `?` and `%` of an existing
 # escape); anything else (a space, a non-ASCII letter) is percent-encoded, as browsers and aiohttp do.
@@ -26,6 +30,10 @@ IDLE_PER_ORIGIN = 16
 
 class ConnectError(OSError):
     """No connection could be made (refused, unreachable, a name that does not resolve)."""
+
+
+class SelfCallError(ConnectError):
+    """The endpoint is one of the emulator's own listeners: nothing is sent (issue 36)."""
 
 
 class ProtocolError(OSError):
@@ -177,7 +185,8 @@ class _Connection(asyncio.Protocol):
 class Client:
     """Keeps up to IDLE_PER_ORIGIN idle connections per origin; `post` is safe to call concurrently."""
 
-    def __init__(self) -> None:
+    def __init__(self, own_ports: Callable[[], frozenset[int]] = frozenset) -> None:
+        self._own_ports = own_ports  # the emulator's listening ports, which no delivery may reach
         self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
         self._busy: set[_Connection] = set()
         self._tls: ssl.SSLContext | None = None
@@ -234,14 +243,34 @@ class Client:
         """A new connection to `where`."""
         loop = asyncio.get_running_loop()
         tls = self._tls_context() if where.scheme == "https" else None
+        hosts = await self._not_ours(where) if where.port in self._own_ports() else [where.host]
+        failure: OSError = ConnectError("no address")
+        for host in hosts:
+            try:
+                _, connection = await loop.create_connection(
+                    lambda: _Connection(limit), host, where.port, ssl=tls,
+                    server_hostname=where.host if tls else None)
+            except OSError as exc:
+                failure = exc
+                continue
+            self._busy.add(connection)
+            return connection
+        raise ConnectError(f"cannot connect to {where.host}:{where.port}: {failure}") from failure
+
+    async def _not_ours(self, where: Origin) -> list[str]:
+        """The addresses of an endpoint on one of the emulator's ports, none of them this machine's (else
+        SelfCallError): a name like `localhost` or `127.1` that the URL check let through is caught here.
+        The connection goes to these very addresses, so a name cannot resolve elsewhere a moment later."""
         try:
-            _, connection = await loop.create_connection(
-                lambda: _Connection(limit), where.host, where.port, ssl=tls,
-                server_hostname=where.host if tls else None)
+            found = await asyncio.get_running_loop().getaddrinfo(where.host, where.port,
+                                                                 type=socket.SOCK_STREAM)
         except OSError as exc:
             raise ConnectError(f"cannot connect to {where.host}:{where.port}: {exc}") from exc
-        self._busy.add(connection)
-        return connection
+        addresses = list(dict.fromkeys(str(info[4][0]) for info in found))
+        if any(is_this_machine(address) for address in addresses):
+            raise SelfCallError(f"{where.host}:{where.port} is this emulator itself, which never delivers"
+                                " webhooks to its own ports")
+        return addresses
 
     def _release(self, where: Origin, connection: _Connection) -> None:
         self._busy.discard(connection)

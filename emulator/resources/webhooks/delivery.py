@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 
 from emulator.core.clock import from_db
 from emulator.core.jobs import HANDED_OFF, schedule
+from emulator.core.net import own_ports
 from emulator.resources.webhooks.catalogue import DELIVER_JOB
-from emulator.resources.webhooks.client import Client, ConnectError
+from emulator.resources.webhooks.client import Client, ConnectError, SelfCallError
 from emulator.resources.webhooks.faults import Fault, book
 from emulator.resources.webhooks.ledger import Outcome, Plan, ledger
 from emulator.resources.webhooks.ledger import stop as stop_ledger
@@ -116,6 +117,8 @@ async def post(client: Client, plan: Plan, timeout: float, shown: float | None =
         reply = await client.post(plan.url, plan.headers, plan.body, timeout, RESPONSE_LIMIT)
     except TimeoutError:
         return _timed_out(timeout if shown is None else shown)
+    except SelfCallError as exc:
+        return Outcome(0, f"Not sent: {exc}", "refused")
     except ConnectError as exc:
         return Outcome(0, f"Connection refused: {exc}", "refused")
     except (ValueError, OSError) as exc:
@@ -129,7 +132,7 @@ def session(emu: Emulator) -> Client:
     """One shared client (keep-alive to each receiver), created at the first delivery."""
     client = emu.state.get("webhook_session")
     if client is None or client.closed:
-        client = emu.state["webhook_session"] = Client()
+        client = emu.state["webhook_session"] = Client(lambda: own_ports(emu.state, emu.settings))
     return client  # type: ignore[no-any-return]
 
 

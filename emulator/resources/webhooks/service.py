@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from emulator.api.ops import ApiRequest, Op
-from emulator.core import errors, validate
+from emulator.core import errors, net, validate
 from emulator.core.clock import from_db, iso_z, to_db
 from emulator.core.errors import ApiError, invalid, not_found
 from emulator.core.jobs import schedule
@@ -75,6 +75,8 @@ STATUSES = ["enabled", "disabled"]
 # Reference §3.6 [seed]: the previous secret keeps signing for 24 hours after a rotation.
 ROTATION_OVERLAP = timedelta(hours=24)
 ENDPOINT_MESSAGE = "Invalid `endpoint` field. It must be a valid URL, like `https://example.com/webhooks`."
+SELF_MESSAGE = ("Invalid `endpoint` field. `{where}` is this emulator itself, and it never delivers webhooks"
+                " to its own ports (its UI and control plane would act on them); point it at your receiver.")
 
 
 # ---- serialisation -----------------------------------------------------------------------------
@@ -144,6 +146,21 @@ def _endpoint(body: dict[str, Any]) -> str:
     return value.strip()
 
 
+def _not_the_emulator(tx: Tx, endpoint: str) -> str:
+    """Refuse an endpoint on one of the emulator's own ports of this machine (issue 36: a tenant's webhook
+    aimed at the UI's delete URL deleted another tenant's mail). Only what the URL says is checked here,
+    with no lookup; a name that resolves to this machine is refused when a delivery connects (client.py)."""
+    parts = urlsplit(endpoint)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return endpoint  # not a port at all: the delivery attempt says so, as it always has
+    host = parts.hostname or ""
+    if port in net.own_ports(tx.emu.state, tx.emu.settings) and net.names_this_machine(host):
+        raise invalid(SELF_MESSAGE.format(where=f"[{host}]:{port}" if ":" in host else f"{host}:{port}"))
+    return endpoint
+
+
 def _events(body: dict[str, Any]) -> list[str]:
     value = body.get("events")
     if not isinstance(value, list) or not value:
@@ -177,7 +194,7 @@ async def create_webhook(tx: Tx, body: dict[str, Any]) -> dict[str, Any]:
     validate.required(body, "endpoint")
     validate.required(body, "events")
     row: Row = {
-        "id": tx.new_id(), "account": tx.account, "endpoint": _endpoint(body),
+        "id": tx.new_id(), "account": tx.account, "endpoint": _not_the_emulator(tx, _endpoint(body)),
         "events": json.dumps(_events(body)), "status": "enabled", "secret": _new_secret(tx),
         "previous_secret": None, "previous_until": None, "created_at": tx.now_db,
     }
@@ -204,7 +221,7 @@ async def update_webhook(tx: Tx, webhook_id: str, body: dict[str, Any]) -> dict[
     await get_webhook_row(tx, webhook_id)
     changes: dict[str, Any] = {}
     if "endpoint" in body:
-        changes["endpoint"] = _endpoint(body)
+        changes["endpoint"] = _not_the_emulator(tx, _endpoint(body))
     if "events" in body:
         changes["events"] = json.dumps(_events(body))
     status = validate.one_of(body, "status", STATUSES)
