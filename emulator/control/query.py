@@ -38,8 +38,9 @@ MAX_TERMS = 32  # a query is typed by a person; more than this is a paste gone w
 # The longest term: a pasted paragraph (4 KB) still searches; past it, a paste gone wrong. It also keeps
 # the outbox's LIKE patterns far below SQLite's 50 000-byte limit (4 bytes a character at most).
 MAX_TERM_CHARS = 4_096
-# The longest query read at all, before any parsing: 32 terms of 2 KB each.
-MAX_QUERY_CHARS = 65_536
+# The longest query read at all, before any parsing: a 4 KB pasted term and a few keys beside it. (Ten
+# times it still fits a URL, so the bound can be tested through real HTTP.)
+MAX_QUERY_CHARS = 6_000
 # The largest `larger:`/`smaller:`: 1 TB, far past any stored message (40 MB) and far inside SQLite's
 # 64-bit integers; `larger:99999999999999999999999` is a typo, not a size.
 MAX_SIZE = 1 << 40
@@ -111,7 +112,7 @@ def _term(match: re.Match[str]) -> Term:
                       f' ("{match.group(0).lstrip("-")}") to search for it.')
     value = quoted if quoted is not None else bare or ""
     if len(value) > MAX_TERM_CHARS:
-        raise invalid(f"A search term takes at most {MAX_TERM_CHARS} characters; this one has {len(value)}.")
+        raise invalid(_TERM_TOO_LONG)
     if key and not value.strip():
         raise invalid(f"`{key}:` needs a value, as in `{key}:{_example(key)}`.")
     term = Term(key, value.strip() if key else value, bool(negated), quoted is not None)
@@ -154,10 +155,21 @@ def _tokens(text: str) -> list[Term | None]:
     return tokens
 
 
+_TERM_TOO_LONG = f"A search term takes at most {MAX_TERM_CHARS} characters."
+
+
+def _check_length(text: str) -> None:
+    """Before any parsing: a query too long, said of its longest term when that one is the cause."""
+    if len(text) <= MAX_QUERY_CHARS:
+        return
+    if max(len(run) for run in text.split()) > MAX_TERM_CHARS:
+        raise invalid(_TERM_TOO_LONG)
+    raise invalid(f"A search takes at most {MAX_QUERY_CHARS} characters; this one has {len(text)}.")
+
+
 def parse(text: str) -> Query:
     """`a b OR c -d` → [[a], [b, c], [-d]]: every clause must hold, one term of a clause is enough."""
-    if len(text) > MAX_QUERY_CHARS:
-        raise invalid(f"A search takes at most {MAX_QUERY_CHARS} characters; this one has {len(text)}.")
+    _check_length(text)
     tokens = _tokens(text.strip())
     if len(tokens) > MAX_TERMS:
         raise invalid(f"A search takes at most {MAX_TERMS} terms.")
