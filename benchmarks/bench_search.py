@@ -24,8 +24,9 @@ UI = "/_emulator/ui"
 STORED_BYTES = 50 * 1024 * 1024  # of each: sent bodies and received bodies
 BODY_BYTES = 500 * 1024
 CEILING_MS = 100.0
-WORDS = ("order shipped invoice billing account export report payment receipt customer please thanks "
-         "tracking parcel refund subscription renewal welcome password reset").split()
+WORDS = ["order", "shipped", "invoice", "billing", "account", "export", "report", "payment", "receipt",
+         "customer", "please", "thanks", "tracking", "parcel", "refund", "subscription", "renewal", "welcome",
+         "password", "reset"]
 
 
 def _text(size: int, seed: int) -> str:
@@ -87,7 +88,8 @@ def _held_ms(client: TestClient, ticker: Ticker, url: str) -> tuple[float, float
 
 def _searches(text: Callable[[int, int], str]) -> dict[str, str]:
     return {"4 KB term": text(4090, 7) + "zq", "4 KB 'aaa…b'": "a" * 4095 + "b",
-            "200-char term": text(198, 8) + "zq", "200-char 'aaa…b'": "a" * 199 + "b", "typical word": "invoice"}
+            "200-char term": text(198, 8) + "zq", "200-char 'aaa…b'": "a" * 199 + "b",
+            "typical word": "invoice"}
 
 
 def main() -> None:

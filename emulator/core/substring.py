@@ -9,8 +9,8 @@ uses a two-way search for long needles, linear in the text: ~2–5 ms per MB wha
 `CONTAINS_TEXT`; it keeps LIKE's meaning: case-insensitive for ASCII letters only, NULL fields never
 match. The caller passes the needle already lowered (`needle`). One call per row for all its fields
 keeps the per-row cost of the Python call to ~1 µs; fields come as bytes (`CAST … AS BLOB`), which
-spares decoding a body to str only to lower and encode it again (~2x per row). Long texts are searched in windows, so no single
-C call holds the GIL for more than a few milliseconds (searches run off the loop: core/tx.py).
+spares decoding a body to str only to lower and encode it again (~2x per row). Long texts are
+searched in windows, so no C call holds the GIL for more than a few ms (searches run off the loop: tx.py).
 """
 
 from __future__ import annotations
