@@ -24,7 +24,6 @@ from emulator.api.auth import selected_account
 from emulator.api.ops import emulator_of, json_response
 from emulator.control import deletion, mailsearch, outbox, reads
 from emulator.control.base import PREFIX, body_of
-from emulator.control.search import index_new_mail
 from emulator.core.errors import not_found
 
 if TYPE_CHECKING:
@@ -54,16 +53,17 @@ def _both(first: tuple[str, list[Any]], second: tuple[str, list[Any]] | None) ->
 def _sent_where(emu: Emulator, query: QueryParams) -> tuple[str | None, tuple[str, list[Any]], Prepare]:
     found = outbox.parse_filter(emu, query)
     where = _both(found.where(), _ids_clause(query))
-    return found.account, where, (index_new_mail if found.search else None)
+    return found.account, where, found.prepare
 
 
 def _received_where(emu: Emulator, query: QueryParams) -> tuple[str | None,
                                                                tuple[str, list[Any]], Prepare]:
     account = selected_account(emu, query.get("account"), query.get("api_key"))
-    where = mailsearch.where(mailsearch.RECEIVED, query.get("q") or "")
+    text = query.get("q") or ""
+    where = mailsearch.where(mailsearch.RECEIVED, text)
     if account is not None:
         where = _both(("account = ?", [account]), where)
-    return account, _both(where, _ids_clause(query)), None
+    return account, _both(where, _ids_clause(query)), (mailsearch.scan_off_loop if text else None)
 
 
 async def _received_row(emu: Emulator, request: Request) -> Row:

@@ -1,7 +1,8 @@
 """The search language of query.py over received mail and inbox threads (sent mail: search.py).
 
-These tables are smaller and have no full-text index: a text term is a case-insensitive substring of
-its field(s), free text of the sender, recipients, subject and text body. A thread matches a term when
+These tables have no full-text index: a text term is a case-insensitive (ASCII) substring of its
+field(s), free text of the sender, recipients, subject and text body, tested in linear time
+(core/substring.py), by statements that run off the loop (`scan_off_loop`). A thread matches a term when
 one of its messages does (`-from:ada` is then a thread with no message from ada), except `is:read` /
 `is:unread`, which ask about the whole thread. Keys about what only sent mail has (`status:`, `tag:`,
 `is:bounced`, `is:tagged`) are refused with a sentence, like any other wrong query.
@@ -9,12 +10,16 @@ one of its messages does (`-from:ada` is then a thread with no message from ada)
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from emulator.control import query, reads
 from emulator.control.query import Term, instant_of, size_of
+from emulator.core import substring
 from emulator.core.clock import to_db
 from emulator.core.errors import invalid
+
+if TYPE_CHECKING:
+    from emulator.core.db import Tx
 
 
 class Target(NamedTuple):
@@ -60,8 +65,12 @@ THREADS = Target(
 
 
 def _like(value: str, columns: tuple[str, ...]) -> tuple[str, list[Any]]:
-    pattern = "%" + value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-    return " OR ".join(f"coalesce({c}, '') LIKE ? ESCAPE '\\'" for c in columns), [pattern] * len(columns)
+    return substring.sql(columns), [substring.needle(value)]
+
+
+def scan_off_loop(tx: Tx) -> None:
+    """These tables have no index: a text term scans bodies, so the search's statements leave the loop."""
+    tx.scan_off_loop()
 
 
 def _refuse(target: Target, term: Term) -> None:

@@ -29,9 +29,10 @@ from emulator.api.auth import account_label, selected_account
 from emulator.api.ops import emulator_of, json_response
 from emulator.control.base import PREFIX
 from emulator.control.downloads import eml_response, file_response
+from emulator.control.query import MAX_TERM_CHARS
 from emulator.control.search import STATUSES as STATUSES  # re-exported: the last_event values
 from emulator.control.search import index_new_mail, parse_search, tag_clause
-from emulator.core import errors
+from emulator.core import errors, substring
 from emulator.core.clock import from_db, iso_z
 from emulator.core.errors import ApiError, invalid, not_found
 from emulator.core.pages import fetch_page, list_body, parse_page
@@ -75,8 +76,8 @@ class OutboxFilter(NamedTuple):
         if self.to:
             clauses.append(self._recipient_clause(self.to))
         for column, value in (("from_addr", self.from_), ("subject", self.subject)):
-            if value:
-                clauses.append((f"{column} LIKE ? ESCAPE '\\'", [f"%{_like(value)}%"]))
+            if value:  # linear in the field, where LIKE '%…%' can take the field's length times the term's
+                clauses.append((substring.sql((column,)), [substring.needle(value)]))
         if self.tag_name:
             clauses.append(tag_clause(self.tag_name, self.tag_value))
         for column, value in (("last_event", self.status), ("source", self.source)):
@@ -86,6 +87,13 @@ class OutboxFilter(NamedTuple):
             clauses.append(parse_search(self.search).where())
         sql = " AND ".join(clause for clause, _ in clauses) or "1 = 1"
         return sql, [param for _, params in clauses for param in params]
+
+    def prepare(self, tx: Tx) -> None:
+        """Before the filter's first statement: the search index's catch-up, and any scan off the loop."""
+        if self.search:
+            index_new_mail(tx)
+        elif self.from_ or self.subject:
+            tx.scan_off_loop()
 
     @classmethod
     def _recipient_clause(cls, value: str) -> tuple[str, list[Any]]:
@@ -111,6 +119,13 @@ def _account_of(emu: Emulator, query: QueryParams) -> str | None:
     return selected_account(emu, query.get("account"), query.get("api_key"))
 
 
+def _text_filter(query: QueryParams, name: str) -> str | None:
+    value = query.get(name)
+    if value is not None and len(value) > MAX_TERM_CHARS:
+        raise invalid(f"`{name}` takes at most {MAX_TERM_CHARS} characters; this one has {len(value)}.")
+    return value
+
+
 def parse_filter(emu: Emulator, query: QueryParams) -> OutboxFilter:
     status = query.get("status")
     if status is not None and status not in STATUSES:
@@ -121,8 +136,8 @@ def parse_filter(emu: Emulator, query: QueryParams) -> OutboxFilter:
         name, sep, value = tag.partition(":")
         tag_name, tag_value = name, (value if sep else None)
     return OutboxFilter(
-        account=_account_of(emu, query), to=query.get("to"), from_=query.get("from"),
-        subject=query.get("subject"), tag_name=tag_name, tag_value=tag_value, status=status,
+        account=_account_of(emu, query), to=_text_filter(query, "to"), from_=_text_filter(query, "from"),
+        subject=_text_filter(query, "subject"), tag_name=tag_name, tag_value=tag_value, status=status,
         source=query.get("source"), search=query.get("q"),
     )
 
@@ -237,8 +252,7 @@ async def _newest_match(emu: Emulator, outbox_filter: OutboxFilter,
         where += f" AND id IN ({', '.join('?' for _ in among)})"
         params = [*params, *among]
     async with emu.transaction() as tx:
-        if outbox_filter.search:
-            index_new_mail(tx)
+        outbox_filter.prepare(tx)
         return await tx.one(f"SELECT * FROM emails WHERE {where} ORDER BY seq DESC LIMIT 1",
                             params)
 
@@ -251,8 +265,7 @@ async def list_outbox(request: Request) -> Response:
     where, params = outbox_filter.where()
     page = parse_page(request.query_params, optional_limit=False)
     async with emu.transaction() as tx:
-        if outbox_filter.search:
-            index_new_mail(tx)
+        outbox_filter.prepare(tx)
         rows, has_more = await fetch_page(tx, "emails", page, where, params, columns=LIST_COLUMNS)
     return json_response(list_body([summary(row, account_label(emu, row["account"])) for row in rows],
                                    has_more))

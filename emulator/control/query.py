@@ -21,8 +21,8 @@ import re
 from datetime import datetime
 from typing import NamedTuple
 
-from emulator.core.clock import parse_iso
 from emulator.core.errors import invalid
+from emulator.core.typed import instant
 
 STATUSES = ("bounced", "canceled", "clicked", "complained", "delivered", "delivery_delayed", "failed",
             "opened", "queued", "scheduled", "sent", "suppressed")
@@ -33,8 +33,19 @@ SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "m": 1024 ** 2, "mb": 1024 *
 # A term: optional `-`, optional `key:`, then a quoted value (maybe unclosed) or a run of non-spaces.
 # A `scheme://` is a pasted link, free text rather than a key.
 _TERM = re.compile(r'(-?)(?:([A-Za-z][A-Za-z-]*):(?!//))?(?:"([^"]*)("?)|(\S*))')
-_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]*)")
+_SIZE = re.compile(r"([0-9]+)(?:\.([0-9]+))?\s*([a-z]*)")
 MAX_TERMS = 32  # a query is typed by a person; more than this is a paste gone wrong
+# The longest term: a pasted paragraph (4 KB) still searches; past it, a paste gone wrong. It also keeps
+# the outbox's LIKE patterns far below SQLite's 50 000-byte limit (4 bytes a character at most).
+MAX_TERM_CHARS = 4_096
+# The longest query read at all, before any parsing: a 4 KB pasted term and a few keys beside it. (Ten
+# times it still fits a URL, so the bound can be tested through real HTTP.)
+MAX_QUERY_CHARS = 6_000
+# The largest `larger:`/`smaller:`: 1 TB, far past any stored message (40 MB) and far inside SQLite's
+# 64-bit integers; `larger:99999999999999999999999` is a typo, not a size.
+MAX_SIZE = 1 << 40
+# Fraction digits read in a size (`1.5M`): past a millionth of a unit they change no byte count.
+_FRACTION_DIGITS = 6
 
 
 class Term(NamedTuple):
@@ -66,19 +77,29 @@ def _check(term: Term) -> None:
 
 
 def size_of(term: Term) -> int:
-    """`larger:10k` → 10 240 bytes (k and m count in 1 024s, as mail clients do)."""
+    """`larger:10k` → 10 240 bytes (k and m count in 1 024s, as mail clients do), at most MAX_SIZE."""
     found = _SIZE.fullmatch(term.value.strip().lower())
-    if found is None or found.group(2) not in SIZE_UNITS:
-        raise invalid(f"`{term.key}:` takes a size such as 500, 20k or 1.5M, not `{term.value}`.")
-    return int(float(found.group(1)) * SIZE_UNITS[found.group(2)])
+    if found is None or found.group(3) not in SIZE_UNITS:
+        raise invalid(f"`{term.key}:` takes a size such as 500, 20k or 1.5M, not `{_shown(term.value)}`.")
+    whole, fraction, unit = found.groups()
+    scale = SIZE_UNITS[unit]
+    digits = whole.lstrip("0")
+    size = None
+    if len(digits) <= len(str(MAX_SIZE)):  # no 400-digit int() for a typo
+        fraction = (fraction or "")[:_FRACTION_DIGITS]
+        size = int(digits or 0) * scale + (int(fraction) * scale // 10 ** len(fraction) if fraction else 0)
+    if size is None or size > MAX_SIZE:
+        raise invalid(f"`{term.key}:` takes a size up to 1 TB ({MAX_SIZE // SIZE_UNITS['m']}M),"
+                      f" not `{_shown(term.value)}`.")
+    return size
 
 
 def instant_of(term: Term) -> datetime:
-    try:
-        return parse_iso(term.value)
-    except ValueError:
-        message = f"`{term.key}:` takes a date (2026-05-14) or an ISO 8601 timestamp, not `{term.value}`."
-        raise invalid(message) from None
+    return instant(term.value, f"{term.key}:")
+
+
+def _shown(value: str) -> str:
+    return value if len(value) <= 40 else value[:40] + "…"
 
 
 def _term(match: re.Match[str]) -> Term:
@@ -90,6 +111,8 @@ def _term(match: re.Match[str]) -> Term:
         raise invalid(f"Unknown operator `{key}:`. Use one of {known_keys()}, or quote the text"
                       f' ("{match.group(0).lstrip("-")}") to search for it.')
     value = quoted if quoted is not None else bare or ""
+    if len(value) > MAX_TERM_CHARS:
+        raise invalid(_TERM_TOO_LONG)
     if key and not value.strip():
         raise invalid(f"`{key}:` needs a value, as in `{key}:{_example(key)}`.")
     term = Term(key, value.strip() if key else value, bool(negated), quoted is not None)
@@ -132,8 +155,21 @@ def _tokens(text: str) -> list[Term | None]:
     return tokens
 
 
+_TERM_TOO_LONG = f"A search term takes at most {MAX_TERM_CHARS} characters."
+
+
+def _check_length(text: str) -> None:
+    """Before any parsing: a query too long, said of its longest term when that one is the cause."""
+    if len(text) <= MAX_QUERY_CHARS:
+        return
+    if max(len(run) for run in text.split()) > MAX_TERM_CHARS:
+        raise invalid(_TERM_TOO_LONG)
+    raise invalid(f"A search takes at most {MAX_QUERY_CHARS} characters; this one has {len(text)}.")
+
+
 def parse(text: str) -> Query:
     """`a b OR c -d` → [[a], [b, c], [-d]]: every clause must hold, one term of a clause is enough."""
+    _check_length(text)
     tokens = _tokens(text.strip())
     if len(tokens) > MAX_TERMS:
         raise invalid(f"A search takes at most {MAX_TERMS} terms.")

@@ -27,6 +27,7 @@ from typing import Any
 from emulator.control import query, reads
 from emulator.control.query import STATUSES as STATUSES  # re-exported: the last_event values
 from emulator.control.query import Term, instant_of, size_of
+from emulator.core import substring
 from emulator.core.clock import to_db
 from emulator.core.db import Tx
 
@@ -77,8 +78,10 @@ class Search:
 
 
 def index_new_mail(tx: Tx) -> None:
-    """Index the mail stored since the last search; it travels with the search's own query."""
+    """Index the mail stored since the last search; it travels with the search's own query, and both run
+    off the loop (a catch-up after many sends, or a substring scan, can take a while)."""
     tx.queue(_INDEX_NEW)
+    tx.scan_off_loop()
 
 
 def tag_clause(name: str, value: str | None) -> tuple[str, list[Any]]:
@@ -106,9 +109,7 @@ def _phrase(value: str, exact: bool = False) -> str | None:
 
 def _like(value: str, columns: tuple[str, ...]) -> tuple[str, list[Any]]:
     """Punctuation alone (`%`, `_`, `+`) has no token to look up: a substring scan finds it."""
-    escaped = "%" + value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-    sql = " OR ".join(f"coalesce({column}, '') LIKE ? ESCAPE '\\'" for column in columns)
-    return sql, [escaped] * len(columns)
+    return substring.sql(columns), [substring.needle(value)]
 
 
 def _fts(term: Term) -> str | None:

@@ -59,6 +59,7 @@ from emulator.core.checkpoint import SAFETY_PAGES, Checkpointer
 from emulator.core.config import DEFAULT_ACCOUNT
 from emulator.core.group import Group
 from emulator.core.net import Requests
+from emulator.core.substring import register as register_substring
 from emulator.core.tx import COUNTER_UPSERT, Host, Params, Row, Tx, Write, apply_writes
 
 __all__ = ["DEFER_ROWS", "KERNEL_TABLES", "Database", "Host", "Params", "Row", "Tx", "Write"]
@@ -154,6 +155,7 @@ class Database:
         schema = ";\n".join(["BEGIN", *KERNEL_TABLES, *ddl, "COMMIT"])
 
         def create(raw: sqlite3.Connection) -> list[str]:
+            register_substring(raw)  # the search language's substring test (core/substring.py)
             for pragma in pragmas:
                 raw.execute(pragma)
             self.fresh = raw.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is None

@@ -129,6 +129,7 @@ class _TxState:
         self.taken_deferred: list[Write] = []  # given back to the database if this rolls back
         self.member = False  # joined an open group: its writes sit in a savepoint of their own
         self.long = False  # a chunked job's: breathes, and commits on a worker thread (db.py)
+        self.off_loop = False  # a search that scans: its statements run on a worker thread
         self.started = 0.0  # a long one's start (wall clock), for `Tx.long_enough`
         self.now_db: str | None = None
         self.now_iso: str | None = None
@@ -286,7 +287,15 @@ class Tx:
             apply_writes(raw, writes)
             return then(raw)
 
+        if state.off_loop:
+            return await self.db.call_off_loop(work)
         return await self.db.call(work)
+
+    def scan_off_loop(self) -> None:
+        """Run this transaction's statements from here on on a worker thread: a search that scans
+        stored bodies (issue 36). SQLite's C code runs there without the GIL, so the loop goes on
+        serving (health checks, pages that need no database); the lock keeps the connection its own."""
+        self._state.off_loop = True
 
     async def end(self) -> None:
         """Make this transaction's writes durable: COMMIT now, or leave them in the open group, whose

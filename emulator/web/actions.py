@@ -20,7 +20,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from emulator.api.ops import emulator_of
-from emulator.control import deletion, reads, scenarios
+from emulator.control import deletion, mailsearch, reads, scenarios
 from emulator.control.search import index_new_mail
 from emulator.core.errors import ApiError
 from emulator.core.events import notify
@@ -121,14 +121,14 @@ async def cancel(request: Request) -> Response:
 # ---- many messages -----------------------------------------------------------------------------
 
 def _scope_where(box: Box, form: dict[str, list[str]], account: str) -> tuple[str, list[Any], bool]:
-    """SQL for the emails a bulk form means, and whether the search index is needed."""
+    """SQL for the emails a bulk form means, and whether it searches."""
     scope = _first(form, "scope")
     if scope == "all":
         return "account = ?", [account], False
     if scope == "search":
         filters = parse_filters({name: _first(form, name) for name in ("q", "status", "tag")})
         sql, params = list_where(box, filters, account)
-        return sql, params, bool(filters.q) and box is SENT
+        return sql, params, bool(filters.q)
     ids = (form.get("id") or [])[:MAX_SELECTED]
     marks = ", ".join("?" for _ in ids) or "NULL"
     return f"account = ? AND id IN ({marks})", [account, *ids], False
@@ -144,7 +144,7 @@ async def bulk(request: Request) -> Response:
                     422)
     try:
         sql, params, searched = _scope_where(box, form, account)
-        prepare = index_new_mail if searched else None
+        prepare = (index_new_mail if box is SENT else mailsearch.scan_off_loop) if searched else None
         emu = emulator_of(request)
         if action == "delete":
             count = await deletion.delete_where(emu, _mail(box), account, sql, params, prepare)

@@ -98,6 +98,13 @@ def list_where(box: Box, filters: Filters, account: str) -> tuple[str, list[Any]
     return " AND ".join(f"({clause})" for clause in clauses), params
 
 
+def prepare_search(tx: Tx, box: Box, filters: Filters) -> None:
+    """Before a searched list's statements: sent mail's index catches up; received mail, with no index,
+    is scanned; either way the statements run off the loop (control/search.py, control/mailsearch.py)."""
+    if filters.q:
+        (index_new_mail if box.has_status else mailsearch.scan_off_loop)(tx)
+
+
 @dataclass
 class ListPage:
     rows: list[dict[str, Any]]
@@ -115,8 +122,7 @@ def _columns(box: Box) -> str:
 
 async def _fetch(tx: Tx, box: Box, filters: Filters) -> tuple[list[Row], bool]:
     clauses, params = _where(box, filters, tx.account)
-    if box.has_status and filters.q:
-        index_new_mail(tx)
+    prepare_search(tx, box, filters)
     order = "DESC"
     if filters.newer_than is not None:
         clauses.append("seq > ?")

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from emulator.control.search import index_new_mail
 from emulator.core.errors import ApiError
-from emulator.web.listing import Box, Filters, _where
+from emulator.web.listing import Box, Filters, _where, prepare_search
 
 if TYPE_CHECKING:
     from emulator.core.db import Tx
@@ -28,7 +27,6 @@ async def neighbours(tx: Tx, box: Box, filters: Filters, seq: int) -> dict[str, 
         _where(box, filters, tx.account)
     except ApiError:
         filters = Filters()
-    if box.has_status and filters.q:
-        index_new_mail(tx)
+    prepare_search(tx, box, filters)
     return {"newer": await _neighbour(tx, box, filters, seq, newer=True),
             "older": await _neighbour(tx, box, filters, seq, newer=False), "list_query": filters.query}
