@@ -21,6 +21,7 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
+from emulator.core.accounts import isolated_account_id
 from emulator.testing import EmulatorServer
 from tests.conftest import AUTH
 from tests.ui_helpers import CHROMIUM, CHROMIUM_ARGS, OtherOrigin, running_server
@@ -28,7 +29,7 @@ from tests.webhooks_helpers import Receiver
 
 UI = "/_emulator/ui"
 KEY_A, KEY_B = "re_tenant_a", "re_tenant_b"
-ACCOUNT_A = f"acct_{KEY_A}"
+ACCOUNT_A = isolated_account_id(0, KEY_A)  # the servers here run with the default seed
 NAVIGATION = {"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
 SELF_SENTENCE = "is this emulator itself, and it never delivers webhooks to its own ports"
 

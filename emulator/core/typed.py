@@ -20,8 +20,10 @@ _DIGITS = re.compile(r"[0-9]{1,30}")
 _DECIMAL = re.compile(r"[0-9]{1,15}(?:\.[0-9]{1,9})?")  # float() also takes `1e3`, `1_0`, `٣`, `inf`, `nan`
 _NUMBER = re.compile(r"-?[0-9]{1,15}(?:\.[0-9]{1,15})?(?:[eE][-+]?[0-9]{1,3})?")
 # The dates any stored timestamp can be compared with: after UTC conversion, still a year 1–9999.
-EARLIEST = datetime(1, 1, 2, tzinfo=UTC)
-LATEST = datetime(9999, 12, 30, tzinfo=UTC)
+# Comparing aware datetimes never overflows, so the whole calendar is allowed and only what falls off its
+# ends in UTC (`0001-01-01T00:00:00+01:00`) is refused.
+EARLIEST = datetime.min.replace(tzinfo=UTC)
+LATEST = datetime.max.replace(tzinfo=UTC)
 
 
 def _shown(text: str) -> str:

@@ -68,8 +68,11 @@ def _date(text: str | None, name: str, zone: tzinfo, end: bool) -> datetime | No
     moment = instant(text, name)  # ASCII digits, a real date, the years 1–9999 in UTC: else a 422
     if len(text.strip()) != 10:
         return moment
-    day = moment.date() + timedelta(days=1) if end else moment.date()  # a bare date: the whole day in `zone`
-    return datetime.combine(day, time(), zone).astimezone(UTC)
+    try:  # a bare date: the whole day in `zone`, which past either end of the calendar has no UTC form
+        day = moment.date() + timedelta(days=1) if end else moment.date()
+        return datetime.combine(day, time(), zone).astimezone(UTC)
+    except OverflowError:
+        raise invalid(f"`{name}` in the time zone `{zone}` falls outside the years 1 to 9999.") from None
 
 
 def _zone(req: ApiRequest) -> tzinfo:
