@@ -192,4 +192,5 @@ def test_a_csv_number_in_unicode_digits_fails_its_row_only(client: TestClient) -
 def test_metrics_refuse_a_first_day_that_starts_before_the_year_1_in_utc(client: TestClient) -> None:
     params = {"start_date": "0001-01-01", "timezone": "Asia/Tokyo"}  # UTC+9:19 then: the day began in year 0
     assert "outside the years 1 to 9999" in refusal(client.get("/emails/metrics", params=params))
-    assert client.get("/emails/metrics", params={"start_date": "0001-01-01", "end_date": "0001-01-05"}).status_code == 200
+    first_days = {"start_date": "0001-01-01", "end_date": "0001-01-05"}
+    assert client.get("/emails/metrics", params=first_days).status_code == 200
