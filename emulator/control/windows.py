@@ -12,7 +12,8 @@ Chosen over an FTS5 `trigram` index, by measurement (2026-11-29, SQLite 3.40, th
 50 MB of bodies took 3.1 s and 75 MB; a 200-character `aaa…b` term took 0.5 s, and a 2 KB one 8.4 s,
 against one 500 KB `aaa…ab` body, in the index's own phrase match (C code, one statement: no window
 can bound it). Windows over the linear scan (benchmarks/bench_search.py, 50 MB of received bodies): a
-small request waits ≤ ~50 ms behind a search, where it waited for the whole search (~0.4–2 s) before.
+small request waits ≤ ~40–70 ms behind a search, where it waited for the whole search (0.34–0.64 s,
+up to ~2 s on a loaded machine) before.
 """
 
 from __future__ import annotations
@@ -27,7 +28,11 @@ from emulator.core.pages import BAD_CURSOR_MESSAGE, Page, fetch_page
 if TYPE_CHECKING:
     from emulator.core.db import Row, Tx
 
-WINDOW_SECONDS = 0.02  # the database is held ~this long per window; other requests wait at most about it
+# The database is held ~this long per window: other requests wait about that. Each window also costs a
+# thread hop, a few ms on a loaded machine (2026-11-29, a 200-character search of 50 MB received mail:
+# 0.02 s made it ~35% slower than one statement, small reads waiting <= ~40 ms; 0.035 s ~10-20% and
+# <= ~70 ms; 0.1 s waits of ~200 ms).
+WINDOW_SECONDS = 0.03
 FIRST_SPAN = 2  # seq values in the first window: 1 MB of half-megabyte bodies; it grows from there
 GROWTH = 4  # a window at most this many times the last one's span
 
