@@ -14,10 +14,10 @@ arriving meanwhile is not swept up by "delete all".
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from emulator.control import reads
+from emulator.control import reads, windows
 from emulator.core.events import notify
 
 if TYPE_CHECKING:
@@ -64,22 +64,23 @@ async def delete_one(tx: Tx, mail: Mail, email_id: str) -> bool:
 
 
 async def delete_where(emu: Emulator, mail: Mail, account: str | None, where: str, params: list[Any],
-                       prepare: Callable[[Tx], None] | None = None) -> int:
+                       prepare: Callable[[Tx], Awaitable[None]] | None = None) -> int:
     """Delete every email matching `where` (SQL over `mail.table`, already scoped to an account when
     one is meant), CHUNK at a time; `prepare(tx)` runs first in each chunk (the search index catch-up).
     Returns how many were deleted."""
     deleted = 0
     async with emu.transaction(account) as tx:
         top = await tx.one(f"SELECT max(seq) AS seq FROM {mail.table}")
-    ceiling = top["seq"] if top and top["seq"] is not None else 0
+    below = (top["seq"] if top and top["seq"] is not None else 0) + 1
     while True:
         async with emu.transaction(account) as tx:
             if prepare is not None:
-                prepare(tx)
-            rows = await tx.all(f"SELECT id FROM {mail.table} WHERE ({where}) AND seq <= ? "
-                                f"ORDER BY seq DESC LIMIT {CHUNK}", [*params, ceiling])
+                await prepare(tx)
+            # A search's windows let other transactions in before the chunk writes (windows.py).
+            rows = await windows.rows(tx, mail.table, where, params, "seq, id", limit=CHUNK, beyond=below)
             deleted += await remove(tx, mail, [row["id"] for row in rows])
             if account is not None:
                 notify(tx, mail.box)  # open lists of this account refresh
         if len(rows) < CHUNK:
             return deleted
+        below = rows[-1]["seq"]  # every match above it is in this chunk, deleted

@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from emulator.core.emulator import Emulator
 
 RECEIVED_BASE = f"{PREFIX}/received"
-Prepare = Callable[["Tx"], None] | None  # what runs first in each chunk (the search index catch-up)
+# What runs first in each chunk (the search index catch-up).
+Prepare = Callable[["Tx"], Awaitable[None]] | None
 Endpoint = Callable[[Request], Awaitable[Response]]
 
 

@@ -68,7 +68,7 @@ def _like(value: str, columns: tuple[str, ...]) -> tuple[str, list[Any]]:
     return substring.sql(columns), [substring.needle(value)]
 
 
-def scan_off_loop(tx: Tx) -> None:
+async def scan_off_loop(tx: Tx) -> None:
     """These tables have no index: a text term scans bodies, so the search's statements leave the loop."""
     tx.scan_off_loop()
 

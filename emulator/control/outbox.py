@@ -27,6 +27,7 @@ from starlette.routing import Route
 
 from emulator.api.auth import account_label, selected_account
 from emulator.api.ops import emulator_of, json_response
+from emulator.control import windows
 from emulator.control.base import PREFIX
 from emulator.control.downloads import eml_response, file_response
 from emulator.control.query import MAX_TERM_CHARS
@@ -35,7 +36,7 @@ from emulator.control.search import index_new_mail, parse_search, tag_clause
 from emulator.core import errors, substring
 from emulator.core.clock import from_db, iso_z
 from emulator.core.errors import ApiError, invalid, not_found
-from emulator.core.pages import fetch_page, list_body, parse_page
+from emulator.core.pages import list_body, parse_page
 from emulator.core.typed import decimal
 from emulator.resources.emails.service import email_eml
 
@@ -88,10 +89,10 @@ class OutboxFilter(NamedTuple):
         sql = " AND ".join(clause for clause, _ in clauses) or "1 = 1"
         return sql, [param for _, params in clauses for param in params]
 
-    def prepare(self, tx: Tx) -> None:
+    async def prepare(self, tx: Tx) -> None:
         """Before the filter's first statement: the search index's catch-up, and any scan off the loop."""
         if self.search:
-            index_new_mail(tx)
+            await index_new_mail(tx)
         elif self.from_ or self.subject:
             tx.scan_off_loop()
 
@@ -252,9 +253,9 @@ async def _newest_match(emu: Emulator, outbox_filter: OutboxFilter,
         where += f" AND id IN ({', '.join('?' for _ in among)})"
         params = [*params, *among]
     async with emu.transaction() as tx:
-        outbox_filter.prepare(tx)
-        return await tx.one(f"SELECT * FROM emails WHERE {where} ORDER BY seq DESC LIMIT 1",
-                            params)
+        await outbox_filter.prepare(tx)
+        found = await windows.rows(tx, "emails", where, params, "*", limit=1)
+    return found[0] if found else None
 
 
 # ---- routes ------------------------------------------------------------------------------------
@@ -265,8 +266,8 @@ async def list_outbox(request: Request) -> Response:
     where, params = outbox_filter.where()
     page = parse_page(request.query_params, optional_limit=False)
     async with emu.transaction() as tx:
-        outbox_filter.prepare(tx)
-        rows, has_more = await fetch_page(tx, "emails", page, where, params, columns=LIST_COLUMNS)
+        await outbox_filter.prepare(tx)
+        rows, has_more = await windows.page(tx, "emails", page, where, params, LIST_COLUMNS)
     return json_response(list_body([summary(row, account_label(emu, row["account"])) for row in rows],
                                    has_more))
 

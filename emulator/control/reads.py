@@ -12,9 +12,10 @@ row with it (deletion.py).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from emulator.control import windows
 from emulator.core.events import notify
 
 if TYPE_CHECKING:
@@ -55,17 +56,14 @@ async def mark(tx: Tx, box: str, table: str, ids: list[str], read: bool) -> int:
 
 
 async def mark_where(emu: Emulator, box: str, table: str, account: str | None, where: Sql,
-                     read: bool, prepare: Callable[[Tx], None] | None = None) -> int:
+                     read: bool, prepare: Callable[[Tx], Awaitable[None]] | None = None) -> int:
     """Mark every email matching `where` read or unread, CHUNK at a time (each its own transaction)."""
     changed, below = 0, None
     while True:
         async with emu.transaction(account) as tx:
             if prepare is not None:
-                prepare(tx)
-            extra: list[Any] = [] if below is None else [below]
-            bound = "" if below is None else " AND seq < ?"
-            rows = await tx.all(f"SELECT seq, id FROM {table} WHERE ({where[0]}){bound} "
-                                f"ORDER BY seq DESC LIMIT {CHUNK}", [*where[1], *extra])
+                await prepare(tx)
+            rows = await windows.rows(tx, table, where[0], where[1], "seq, id", limit=CHUNK, beyond=below)
             changed += await mark(tx, box, table, [row["id"] for row in rows], read)
             if account is not None:
                 notify(tx, box)  # open lists of this account refresh

@@ -8,11 +8,13 @@ word of each by prefix (`from:bill` finds billing@…) unless punctuation ends t
 alone (`%`, `+`). Positive text terms (and ORs of them) go into one index lookup; a negated one, or one
 ORed with a filter the index cannot answer, gets a lookup of its own.
 
-The index (`emails_fts`, rowid = `emails.seq`) is brought up to date by each search, in the search's own
-transaction, before it reads (`index_new_mail`): rows whose seq is above the highest one indexed are
-added. So every way mail enters — API, SMTP, broadcasts, scenarios, an older database file — is found,
-and a send does not pay for indexing: per send, an insert trigger cost ~45 µs in memory and ~60 µs
-with a database file (issue 18), while catching up a thousand emails at once costs a few milliseconds.
+The index (`emails_fts`, rowid = `emails.seq`) is brought up to date by each search before it reads
+(`index_new_mail`): rows whose seq is above the highest one indexed are added, in chunks that each
+commit on their own, off the loop, and take about windows.WINDOW_SECONDS (issue 36: 50 MB of new mail
+was one 0.3–1 s step that every other request waited for). So every way mail enters — API, SMTP,
+broadcasts, scenarios, an older database file — is found, and a send does not pay for indexing: per
+send, an insert trigger cost ~45 µs in memory and ~60 µs with a database file (issue 18), while
+catching up a thousand emails at once costs a few milliseconds.
 `emails.seq` only grows (AUTOINCREMENT), so "above the highest indexed" is exactly "not yet indexed".
 Indexed fields never change after insert (only the generated text part is stored later, and it is made
 of the HTML's own words), so no update trigger is needed; a delete trigger keeps deleted mail out.
@@ -21,10 +23,11 @@ of the HTML's own words), so no update trigger is needed; a delete trigger keeps
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from emulator.control import query, reads
+from emulator.control import query, reads, windows
 from emulator.control.query import STATUSES as STATUSES  # re-exported: the last_event values
 from emulator.control.query import Term, instant_of, size_of
 from emulator.core import substring
@@ -48,7 +51,8 @@ TABLES = [
 ]
 _INDEX_NEW = f"""INSERT INTO emails_fts (rowid, sender, recipients, subject, body)
     SELECT seq, {_indexed()} FROM emails
-    WHERE seq > coalesce((SELECT rowid FROM emails_fts ORDER BY rowid DESC LIMIT 1), 0)"""
+    WHERE seq > coalesce((SELECT rowid FROM emails_fts ORDER BY rowid DESC LIMIT 1), 0)
+    ORDER BY seq LIMIT ?"""
 FTS_COLUMNS = {"": None, "from": "sender", "to": "recipients", "subject": "subject"}
 LIKE_COLUMNS = {"": ("from_addr", "to_addrs", "cc", "bcc", "subject"), "from": ("from_addr",),
                 "to": ("to_addrs", "cc", "bcc"), "subject": ("subject",), "cc": ("cc",), "bcc": ("bcc",),
@@ -77,11 +81,19 @@ class Search:
         return sql, [param for _, params in clauses for param in params]
 
 
-def index_new_mail(tx: Tx) -> None:
-    """Index the mail stored since the last search; it travels with the search's own query, and both run
-    off the loop (a catch-up after many sends, or a substring scan, can take a while)."""
-    tx.queue(_INDEX_NEW)
+async def index_new_mail(tx: Tx) -> None:
+    """Index the mail stored since the last search, a chunk at a time, each committed apart (before the
+    search's own transaction writes: `Tx.write_apart`), with others' transactions between chunks; then
+    the search's statements run off the loop too (a substring scan can take a while)."""
     tx.scan_off_loop()
+    rows = windows.FIRST_SPAN
+    while True:
+        began = time.perf_counter()
+        added = await tx.write_apart(_INDEX_NEW, (rows,))
+        if added < rows:
+            return
+        rows = windows.next_span(rows, time.perf_counter() - began)
+        await tx.let_others_in()
 
 
 def tag_clause(name: str, value: str | None) -> tuple[str, list[Any]]:

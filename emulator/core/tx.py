@@ -63,6 +63,8 @@ class Store(Protocol):
     def restore_deferred(self, writes: list[Write]) -> None: ...
     async def call_off_loop(self, fn: Callable[[sqlite3.Connection], Any]) -> Any: ...
     def open_group(self, taken_deferred: list[Write], begun: bool) -> Any: ...
+    async def pause(self) -> bool: ...
+    async def write_apart(self, sql: str, params: Params) -> int: ...
 
 
 # How a transaction stores the id counter it moved (db.py); a group keeps the last one only (group.py).
@@ -135,6 +137,7 @@ class _TxState:
         self.now_iso: str | None = None
         self.once: dict[Hashable, int] = {}  # `after_commit(..., once=)` key → its callback's index
         self.queued: Any = None  # its writes handed to a group as they were (group.py Queued)
+        self.counter = 0  # the id counter when it began or last paused (`counter_moved`)
 
 
 class Tx:
@@ -152,6 +155,7 @@ class Tx:
             state.long = long
             if long:
                 state.started = time.perf_counter()
+            state.counter = emu.ids.counter
         self._state = state
 
     def as_account(self, account: str) -> Tx:
@@ -297,6 +301,27 @@ class Tx:
         serving (health checks, pages that need no database); the lock keeps the connection its own."""
         self._state.off_loop = True
 
+    @property
+    def free(self) -> bool:  # nothing of it in SQLite or queued: it may pause, or commit a chunk apart
+        return not (self._state.begun or self._state.pending or self._state.long)
+
+    async def let_others_in(self) -> None:
+        """Between a search's chunks, while nothing is written: others take their turn (`Database.pause`)."""
+        if self.free:
+            self._state.member = await self.db.pause()
+            self._state.counter = self.emu.ids.counter
+
+    async def write_apart(self, sql: str, params: Params = ()) -> int:
+        """A chunk of idempotent catch-up, COMMITted apart (inside this one once it wrote); rows changed."""
+        if not self.free:
+            return await self.run(sql, params)
+        self._state.member = False  # the open group, if any, commits first (`Database.write_apart`)
+        return await self.db.write_apart(sql, params)
+
+    @property
+    def counter_moved(self) -> bool:  # since it began or last paused: then the counter is stored at the end
+        return self.emu.ids.counter != self._state.counter
+
     async def end(self) -> None:
         """Make this transaction's writes durable: COMMIT now, or leave them in the open group, whose
         COMMIT the caller then awaits (`Database.transaction`)."""
@@ -386,6 +411,11 @@ class Tx:
 
     async def all(self, sql: str, params: Params = ()) -> list[Row]:
         return await self._trip(lambda raw: raw.execute(sql, params).fetchall())  # type: ignore[no-any-return]
+
+    async def scan(self, sql: str, params: Params = ()) -> list[Row]:
+        """A search's read of mail, leaving deferred writes (no search reads them) free to pause with."""
+        return await self._trip(lambda raw: raw.execute(sql, params).fetchall(),  # type: ignore[no-any-return]
+                                reads=False)
 
     async def run(self, sql: str, params: Params = ()) -> int:
         """Execute now and return the number of rows changed."""

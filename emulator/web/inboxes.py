@@ -47,7 +47,7 @@ async def _searched(tx: Tx, inbox: dict[str, Any], folder: str, text: str) -> li
     """The folder's threads the search finds, newest activity first (raises 422 for a wrong query)."""
     where, params = thread_where(inbox, [folder], None, None)
     sql, search_params = mailsearch.where(mailsearch.THREADS, text)
-    mailsearch.scan_off_loop(tx)
+    await mailsearch.scan_off_loop(tx)
     rows = await tx.all(f"SELECT * FROM inbox_threads WHERE {' AND '.join(where)} AND ({sql})"
                         f" ORDER BY tick DESC LIMIT {SHOWN}", [*params, *search_params])
     return [await list_item(tx, row) for row in rows]

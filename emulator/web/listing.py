@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-from emulator.control import mailsearch, reads
+from emulator.control import mailsearch, reads, windows
 from emulator.control.outbox import STATUSES, OutboxFilter
 from emulator.control.search import index_new_mail
 from emulator.core.typed import whole_number_or_none
@@ -98,11 +98,11 @@ def list_where(box: Box, filters: Filters, account: str) -> tuple[str, list[Any]
     return " AND ".join(f"({clause})" for clause in clauses), params
 
 
-def prepare_search(tx: Tx, box: Box, filters: Filters) -> None:
+async def prepare_search(tx: Tx, box: Box, filters: Filters) -> None:
     """Before a searched list's statements: sent mail's index catches up; received mail, with no index,
     is scanned; either way the statements run off the loop (control/search.py, control/mailsearch.py)."""
     if filters.q:
-        (index_new_mail if box.has_status else mailsearch.scan_off_loop)(tx)
+        await (index_new_mail if box.has_status else mailsearch.scan_off_loop)(tx)
 
 
 @dataclass
@@ -122,21 +122,14 @@ def _columns(box: Box) -> str:
 
 async def _fetch(tx: Tx, box: Box, filters: Filters) -> tuple[list[Row], bool]:
     clauses, params = _where(box, filters, tx.account)
-    prepare_search(tx, box, filters)
-    order = "DESC"
-    if filters.newer_than is not None:
-        clauses.append("seq > ?")
-        params.append(filters.newer_than)
-        order = "ASC"
-    elif filters.older_than is not None:
-        clauses.append("seq < ?")
-        params.append(filters.older_than)
-    sql = (f"SELECT {_columns(box)} FROM {box.table} WHERE {' AND '.join(clauses)} "
-           f"ORDER BY seq {order} LIMIT {PAGE_SIZE + 1}")
-    rows = await tx.all(sql, params)
+    await prepare_search(tx, box, filters)
+    newer = filters.newer_than is not None
+    cursor = filters.newer_than if newer else filters.older_than
+    rows = await windows.rows(tx, box.table, " AND ".join(clauses), params, _columns(box),
+                              limit=PAGE_SIZE + 1, newest_first=not newer, beyond=cursor)
     more = len(rows) > PAGE_SIZE
     rows = rows[:PAGE_SIZE]
-    if order == "ASC":
+    if newer:
         rows.reverse()
     return rows, more
 
@@ -177,9 +170,13 @@ async def _count(tx: Tx, box: Box, filters: Filters) -> str:
     """How many emails the list holds, or the search matches: a scan, so it stops past its cap."""
     clauses, params = _where(box, filters, tx.account)
     cap = MATCH_CAP if filters.active else COUNT_CAP
-    row = await tx.one(f"SELECT count(*) AS n FROM (SELECT 1 FROM {box.table} WHERE {' AND '.join(clauses)}"
-                       f" LIMIT {cap + 1})", params)
-    count = int(row["n"]) if row else 0
+    where = " AND ".join(clauses)
+    if windows.scans(where):
+        count = len(await windows.rows(tx, box.table, where, params, limit=cap + 1))
+    else:
+        row = await tx.one(f"SELECT count(*) AS n FROM (SELECT 1 FROM {box.table} WHERE {where}"
+                           f" LIMIT {cap + 1})", params)
+        count = int(row["n"]) if row else 0
     return f"{cap}+" if count > cap else str(count)
 
 

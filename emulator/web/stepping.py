@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from emulator.control import windows
 from emulator.core.errors import ApiError
 from emulator.web.listing import Box, Filters, _where, prepare_search
 
@@ -14,10 +15,9 @@ if TYPE_CHECKING:
 
 async def _neighbour(tx: Tx, box: Box, filters: Filters, seq: int, newer: bool) -> str | None:
     clauses, params = _where(box, filters, tx.account)
-    step, order = ("seq > ?", "ASC") if newer else ("seq < ?", "DESC")
-    row = await tx.one(f"SELECT id FROM {box.table} WHERE {' AND '.join([*clauses, step])} "
-                       f"ORDER BY seq {order} LIMIT 1", [*params, seq])
-    return f"{box.url}/{row['id']}{filters.query}" if row else None
+    found = await windows.rows(tx, box.table, " AND ".join(clauses), params, "id", limit=1,
+                               newest_first=not newer, beyond=seq)
+    return f"{box.url}/{found[0]['id']}{filters.query}" if found else None
 
 
 async def neighbours(tx: Tx, box: Box, filters: Filters, seq: int) -> dict[str, str | None]:
@@ -27,6 +27,6 @@ async def neighbours(tx: Tx, box: Box, filters: Filters, seq: int) -> dict[str, 
         _where(box, filters, tx.account)
     except ApiError:
         filters = Filters()
-    prepare_search(tx, box, filters)
+    await prepare_search(tx, box, filters)
     return {"newer": await _neighbour(tx, box, filters, seq, newer=True),
             "older": await _neighbour(tx, box, filters, seq, newer=False), "list_query": filters.query}
