@@ -12,7 +12,9 @@
   is a cross-site form POST).
 - **One body limit.** The control plane and the UI refuse bodies past the API's limit (`413`) as the
   API does, so a 400 MB POST is not held in memory.
-No CORS header is ever sent.
+No CORS header is ever sent. A request with no browser behind it carries no cross-site mark, so the UI's
+POSTs must also prove they come from its own pages (emulator/web/csrf.py), and the emulator's own webhook
+client never calls its own ports (resources/webhooks/client.py).
 """
 
 from __future__ import annotations
