@@ -10,6 +10,9 @@ Override these fixtures in a conftest.py to configure it:
     resend_emulator_seed       a scenario loaded once at start: bundled name, JSON path, or dict
     resend_emulator_autoenv    True (default): each test runs with RESEND_API_URL / RESEND_BASE_URL /
                                RESEND_API_KEY set, and an imported `resend` module pointed here
+
+Whatever those say, no test reaches api.resend.com (any resend.com name) while the plugin is active: a
+test that tries fails with one sentence saying how to point it here. `--resend-allow-real-api` lifts that.
 """
 
 from __future__ import annotations
@@ -18,20 +21,48 @@ import gc
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
 if TYPE_CHECKING:
+    from emulator.testing.hermetic import Guard
     from emulator.testing.receiver import WebhookReceiver
     from emulator.testing.server import EmulatorServer
 
 PACKAGE = __name__.partition(".")[0]
+ALLOW_REAL_API = "--resend-allow-real-api"
+_GUARD: pytest.StashKey[Guard] = pytest.StashKey()
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     """Called as the plugin registers, before any conftest or test module is imported."""
     _rewrite_this_module_only(pluginmanager)
+    parser.getgroup("resend-emulator").addoption(
+        ALLOW_REAL_API, action="store_true", default=False, dest="resend_allow_real_api",
+        help="let tests reach the real Resend API (api.resend.com and any other resend.com name); "
+             "without it such a request fails the test before any DNS lookup or connection")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """From here to `pytest_unconfigure` resend.com names do not resolve in this process."""
+    if config.getoption("resend_allow_real_api", default=False):
+        return
+    from emulator.testing.hermetic import install
+
+    config.stash[_GUARD] = install(_fail_test)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    guard = config.stash.get(_GUARD, None)
+    if guard is not None:
+        del config.stash[_GUARD]
+        guard.uninstall()
+
+
+def _fail_test(sentence: str) -> NoReturn:
+    """`pytest.fail` raises an exception no `except Exception` in an SDK or client wraps or swallows."""
+    pytest.fail(sentence, pytrace=False)
 
 
 def _rewrite_this_module_only(pluginmanager: pytest.PytestPluginManager) -> None:
