@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
 import gc
 import os
 import signal
@@ -78,10 +79,30 @@ def bundled_scenarios() -> list[str]:
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with its usage errors on one line, like every other start-up error (exit status 2)."""
+    """argparse with its usage errors on one line, like every other start-up error (exit status 2), and
+    a "did you mean" for a mistyped flag (Python 3.12's suggest_on_error covers choices only, and 3.11
+    has none)."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}{self.suggestions(extras)}")
+        return parsed
+
+    def suggestions(self, extras: Sequence[str]) -> str:
+        # Compared without their dashes, which every flag shares and would make any two look alike.
+        known = {flag.lstrip("-"): flag for action in self._actions for flag in action.option_strings}
+        typos = [word.split("=", 1)[0] for word in extras if word[:1] == "-"]
+        pairs = [(typed, known[close[0]]) for typed in typos
+                 if (close := difflib.get_close_matches(typed.lstrip("-"), known, n=1, cutoff=0.6))]
+        if len(pairs) == 1:
+            return f"; did you mean {pairs[0][1]}?"
+        named = ", ".join(f"{flag} (for {typed})" for typed, flag in pairs)
+        return f"; did you mean {named}?" if pairs else ""
 
 
 def _port(value: str) -> int:
@@ -298,6 +319,9 @@ def print_banner(emu: Any) -> None:
     for name, port in emu.state.get("smtp_ports", {}).items():
         lines.append(f"  {name} on {emu.settings.host}:{port}")
     lines.append(f"  API key: {', '.join(emu.settings.provisioned_keys)}")
+    if emu.settings.isolate_keys:
+        lines.append("  --isolate-keys: any other well-formed key (re_ then letters, digits or _) works too,"
+                     " each its own account")
     if "scenario_summary" in emu.state:
         lines.append(f"  {emu.state['scenario_summary']}")
     lines.append(f"  outbox UI: {emu.state['http_url']}/_emulator/ui/")

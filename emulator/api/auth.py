@@ -10,6 +10,7 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, NamedTuple
 
+from emulator.api.refusals import tell_refused
 from emulator.core import errors
 from emulator.core.accounts import isolated_account_id, redacted_key
 from emulator.core.errors import ApiError
@@ -135,6 +136,13 @@ async def credential_of(emu: Emulator, token: str) -> Credential | None:
     return credential
 
 
+def accepted_keys(emu: Emulator) -> list[str]:
+    """The active API keys, the ones the banner printed first."""
+    provisioned = emu.settings.provisioned_keys
+    active = [token for token, cred in keyring(emu).by_token.items() if cred.active]
+    return sorted(active, key=lambda token: token not in provisioned)
+
+
 def looks_like_jwt(token: str) -> bool:
     return token.count(".") == 2 and not token.startswith("re_")
 
@@ -166,6 +174,7 @@ async def authenticate(emu: Emulator, request: Request, access: str, used_at: st
         return oauth
     credential = await credential_of(emu, token)
     if credential is None:
+        tell_refused(emu, token, lambda: accepted_keys(emu))
         raise ApiError(errors.INVALID_API_KEY)
     if not credential.active:
         raise ApiError(errors.INACTIVE_API_KEY)
