@@ -69,7 +69,7 @@ test: $(TEST_STAMP) test-tools
 # Every external tool a test drives, there before any test starts: Node.js from PyPI when the machine has
 # none new enough; Chromium and SpamAssassin from Debian when running as root (as .ci/run does); otherwise
 # one line per missing tool with the command that installs it, and no test runs.
-test-tools:
+test-tools: | $(if $(VENV),$(VENV)/bin/python)
 	@export PATH="$(TOOLS_PATH)"; $(NODE_OK) || { \
 		echo "make: no Node.js 20 or newer with npm on PATH: installing it from PyPI ($(NODE_WHEEL)) into $(BIN)"; \
 		$(PIP) install -q "$(NODE_WHEEL)" && $(LINK_NODE); }
