@@ -100,9 +100,10 @@ def run_python(body: str, url: str, tmp_path: Path) -> subprocess.CompletedProce
     if first == "# test_signup.py":
         (tmp_path / "test_signup.py").write_text(body)
         return pytest_in(tmp_path, expect_passed=3)
-    if first == "# conftest.py":
+    if first.startswith("# conftest.py"):
         (tmp_path / "conftest.py").write_text(body)
-        (tmp_path / "test_probe.py").write_text(CONFTEST_PROBE)
+        probe = AUTOENV_OFF_PROBE if "def resend_emulator_autoenv" in body else CONFTEST_PROBE
+        (tmp_path / "test_probe.py").write_text(probe)
         return pytest_in(tmp_path, expect_passed=1)
     script = tmp_path / "example.py"
     script.write_text(body.replace(README_URL, url))
@@ -116,7 +117,7 @@ def example_id(example: tuple[str, str]) -> str:
     return f"{example[0]}: {example[1].splitlines()[0][:50]}"
 
 
-# What the README's conftest.py promises: frozen clock, the basic scenario, strict domains, no env vars.
+# What the README's conftest.py promises: frozen clock, the basic scenario, strict domains.
 CONFTEST_PROBE = """
 import os
 
@@ -124,7 +125,7 @@ import pytest
 from emulator.testing import EmulatorError
 
 def test_the_session_follows_the_conftest(resend_emulator):
-    assert "RESEND_API_URL" not in os.environ
+    assert os.environ["RESEND_API_URL"] == resend_emulator.url
     assert resend_emulator.clock.now().startswith("2026-01-01T00:00:00")
     domains = resend_emulator.request("GET", "/domains")["data"]
     assert [d["name"] for d in domains] == ["acme.dev"]
@@ -132,6 +133,21 @@ def test_the_session_follows_the_conftest(resend_emulator):
         resend_emulator.request("POST", "/emails", {"from": "a@elsewhere.dev", "to": ["b@c.dev"],
                                                     "subject": "s", "text": "t"})
     assert refused.value.status == 403
+"""
+
+
+# With the automatic setup off, no variable points at the emulator and the SDK cannot reach the real API.
+AUTOENV_OFF_PROBE = """
+import os
+
+import pytest
+import resend
+
+def test_nothing_points_at_the_emulator_and_the_real_api_is_out_of_reach(resend_emulator):
+    assert "RESEND_API_URL" not in os.environ
+    resend.api_key = "re_not_a_real_key"
+    with pytest.raises(BaseException, match="tried to reach https://api.resend.com"):
+        resend.Emails.send({"from": "a@acme.dev", "to": ["b@acme.dev"], "subject": "s", "text": "t"})
 """
 
 
@@ -169,9 +185,9 @@ def json_documents(text: str) -> list[Any]:
 
 def test_the_readme_has_the_examples_a_newcomer_needs() -> None:
     lines = [line for _, body in EXAMPLES for line in commands(body)]
-    for needed in ("python3 -m venv .venv", "make run", "make test", "pip install resend",
+    for needed in ("make run", "make test", "pip install resend",
                    "npm install resend", f"pip install {CLONE_PLACEHOLDER}",
-                   "sudo apt-get install -y chromium"):
+                   "sudo apt-get install -y chromium spamassassin"):
         assert needed in lines, needed
     assert "Python 3.11 or newer" in README
     for kind in SPECIAL:
