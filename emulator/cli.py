@@ -327,8 +327,9 @@ def run_loop(main_coroutine: Coroutine[Any, Any, T]) -> T:
 def main(argv: Sequence[str] | None = None) -> None:
     settings = parse_settings(argv)
     sockets: list[socket.socket] = []
+    lock: int | None = None
     try:
-        preflight.check(settings)
+        lock = preflight.check(settings)
         sockets.append(bind(settings.host, settings.port))
         smtp_sockets = bind_smtp(settings)
         sockets += smtp_sockets.values()
@@ -344,6 +345,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         fail(f"could not start: {error}", 1)
     finally:
         close_all(sockets)
+        if lock is not None:
+            os.close(lock)
 
 
 def fail(message: str, code: int) -> NoReturn:
