@@ -23,7 +23,7 @@ def check(settings: Settings) -> int | None:
     try:
         if settings.db not in IN_MEMORY and not settings.db.startswith("file:"):
             check_db(settings.db)
-            lock = hold(settings.db)  # before the probe: a second emulator is told who holds the file
+            lock = hold(settings.db)
             _probe(settings.db)
         check_others(settings)
     except StartupError:
@@ -64,7 +64,8 @@ def check_db(value: str) -> None:
 
 def hold(value: str) -> int | None:
     """An exclusive `flock` on `<db>.lock`, so two emulators never share one database: each would keep
-    its own id counters and clock and overwrite the other's rows. The kernel drops the lock when the
+    its own id counters and clock and overwrite the other's rows. Taken before the probe, so a second
+    emulator is told who holds the file (not "database is locked"). The kernel drops the lock when the
     process ends, however it ends (`kill -9` too), so a stale file never blocks a start. The file is
     left in place: deleting it would let a starter that opened the old one and one that made a new one
     both hold "the" lock."""
@@ -72,6 +73,7 @@ def hold(value: str) -> int | None:
     try:
         lock = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
+        _probe(value)  # SQLite's reason first: the likelier cause (a file system that takes no files)
         raise StartupError("--db", value, f"cannot create its lock file {path}: {exc.strerror}",
                            "give a path in a folder you can write to", usage=False) from None
     try:

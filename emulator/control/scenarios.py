@@ -279,7 +279,8 @@ async def start(emu: Emulator) -> None:
         return
     name, loaded_before = identity(source), await _recorded(emu)
     if loaded_before == name:
-        emu.state["scenario_summary"] = f"scenario {source}: loaded before into {emu.settings.db}, nothing added"
+        emu.state["scenario_summary"] = (f"scenario {source}: loaded before into {emu.settings.db},"
+                                         " nothing added")
         return
     if loaded_before is not None:
         # Refused, not loaded on top: two fixtures mixed are a state neither describes, and the second
