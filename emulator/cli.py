@@ -150,8 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
            "test switch: offer SMTP AUTH before TLS (the real relay never does)", action="store_true")
     option("--tls-cert", "TLS_CERT", "PEM certificate for SMTP TLS (default: self-signed at start)")
     option("--tls-key", "TLS_KEY", "PEM private key for --tls-cert")
-    option("--db", "DB", "SQLite file to keep state in (default: in memory, gone at exit)",
-           default=":memory:")
+    option("--db", "DB", "SQLite file to keep state in (default: in memory, gone at exit); one emulator"
+           " per file, held by a lock on DB.lock beside it", default=":memory:")
     option("--seed", "SEED", "number that makes ids, secrets and tokens reproducible (default 0); it"
            " loads no data: for that see --scenario", type=int, default=0, metavar="N")
     add("--api-key", action="append", default=None, metavar="KEY",
@@ -176,7 +176,8 @@ def build_parser() -> argparse.ArgumentParser:
     scenarios = ", ".join(bundled_scenarios())
     option(("--scenario", "--seed-file"), "SEED_FILE", "seed data to load at start: a bundled scenario"
            f" ({scenarios}) or the path of a JSON scenario file (--seed-file is the older name;"
-           f" env {ENV_PREFIX}SCENARIO works too)", dest="seed_file", metavar="NAME|FILE",
+           f" env {ENV_PREFIX}SCENARIO works too); with --db it loads once: a restart keeps the state and"
+           " adds nothing", dest="seed_file", metavar="NAME|FILE",
            default=_env("SCENARIO"))
     option("--restore", "RESTORE", "snapshot file to restore at start (written by POST"
            " /_emulator/snapshot/save), before --scenario")
@@ -351,8 +352,9 @@ def run_loop(main_coroutine: Coroutine[Any, Any, T]) -> T:
 def main(argv: Sequence[str] | None = None) -> None:
     settings = parse_settings(argv)
     sockets: list[socket.socket] = []
+    lock: int | None = None
     try:
-        preflight.check(settings)
+        lock = preflight.check(settings)
         sockets.append(bind(settings.host, settings.port))
         smtp_sockets = bind_smtp(settings)
         sockets += smtp_sockets.values()
@@ -368,6 +370,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         fail(f"could not start: {error}", 1)
     finally:
         close_all(sockets)
+        if lock is not None:
+            os.close(lock)
 
 
 def fail(message: str, code: int) -> NoReturn:

@@ -4,6 +4,7 @@ deep inside the start (or, for a file that is not SQLite, a start that never end
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sqlite3
 from contextlib import closing
@@ -15,10 +16,24 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 IN_MEMORY = ("", ":memory:")
 
 
-def check(settings: Settings) -> None:
-    """Raise a StartupError for the first flag the emulator could not start with."""
-    if settings.db not in IN_MEMORY and not settings.db.startswith("file:"):
-        check_db(settings.db)
+def check(settings: Settings) -> int | None:
+    """Raise a StartupError for the first flag the emulator could not start with. Return the descriptor
+    of the `--db` file's lock, held for the life of the process (None: no file, no lock)."""
+    lock = None
+    try:
+        if settings.db not in IN_MEMORY and not settings.db.startswith("file:"):
+            check_db(settings.db)
+            lock = hold(settings.db)
+            _probe(settings.db)
+        check_others(settings)
+    except StartupError:
+        if lock is not None:
+            os.close(lock)
+        raise
+    return lock
+
+
+def check_others(settings: Settings) -> None:
     if settings.restore:
         check_restore(settings.restore)
     if settings.snapshot_dir:
@@ -45,7 +60,35 @@ def check_db(value: str) -> None:
         if target.exists() and not os.access(target, os.W_OK):
             raise StartupError("--db", value, f"cannot write to {target}: permission denied",
                                "give a path in a folder you can write to", usage=False)
-    _probe(value)
+
+
+def hold(value: str) -> int | None:
+    """An exclusive `flock` on `<db>.lock`, so two emulators never share one database: each would keep
+    its own id counters and clock and overwrite the other's rows. Taken before the probe, so a second
+    emulator is told who holds the file (not "database is locked"). The kernel drops the lock when the
+    process ends, however it ends (`kill -9` too), so a stale file never blocks a start. The file is
+    left in place: deleting it would let a starter that opened the old one and one that made a new one
+    both hold "the" lock."""
+    path = os.path.realpath(value) + ".lock"
+    try:
+        lock = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        _probe(value)  # SQLite's reason first: the likelier cause (a file system that takes no files)
+        raise StartupError("--db", value, f"cannot create its lock file {path}: {exc.strerror}",
+                           "give a path in a folder you can write to", usage=False) from None
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(lock, 32, 0).decode(errors="replace").strip() or "unknown"
+        os.close(lock)
+        raise StartupError("--db", value, f"in use by another resend-emulator (PID {holder})",
+                           "stop that one, or give another --db file", usage=False) from None
+    except OSError:
+        os.close(lock)
+        return None  # a file system without flock (some network mounts): start unguarded, as before
+    os.ftruncate(lock, 0)
+    os.pwrite(lock, f"{os.getpid()}\n".encode(), 0)
+    return lock
 
 
 def _is_sqlite(path: Path) -> bool:

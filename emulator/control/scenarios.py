@@ -272,20 +272,55 @@ async def load_route(request: Request) -> Response:
 
 
 async def start(emu: Emulator) -> None:
+    """Load --scenario once: into a database that has not had one, recording its name in `meta`, so a
+    restart on the same --db keeps the state and adds nothing."""
     source = emu.settings.seed_file
     if not source:
         return
+    name, loaded_before = identity(source), await _recorded(emu)
+    if loaded_before == name:
+        emu.state["scenario_summary"] = (f"scenario {source}: loaded before into {emu.settings.db},"
+                                         " nothing added")
+        return
+    if loaded_before is not None:
+        # Refused, not loaded on top: two fixtures mixed are a state neither describes, and the second
+        # may clash with the first (the same domain) after part of it is written.
+        raise StartupError("--scenario", source, f"{emu.settings.db} already holds scenario {loaded_before}",
+                           f"start with --scenario {loaded_before} or without --scenario, or give a new"
+                           " --db file")
+    # A database without a record (used without --scenario until now) gets the scenario: that is what
+    # was asked for, and a clash with its rows is refused below with the database named.
     before = await _counts(emu)
     try:
         await load(emu, read(source))
     except ApiError as error:
-        raise StartupError("--scenario", source, error.message,
-                           "give a bundled scenario's name or a JSON scenario file") from None
+        advice = ("give a bundled scenario's name or a JSON scenario file" if emu.db.fresh else
+                  f"it clashes with what {emu.settings.db} holds: give a new --db file, or start"
+                  " without --scenario")
+        raise StartupError("--scenario", source, error.message, advice) from None
+    async with emu.transaction() as tx:
+        await tx.run("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (SCENARIO_KEY, name))
     after = await _counts(emu)
     loaded = [_noun(after[table] - before[table], *names) for table, *names in COUNTED
               if after[table] > before[table]]
     # What the banner says the scenario brought: rows counted, so it cannot drift from the fixtures.
     emu.state["scenario_summary"] = f"scenario {source}: {', '.join(loaded) or 'nothing loaded'}"
+
+
+SCENARIO_KEY = "scenario"
+
+
+def identity(source: str) -> str:
+    """What `meta` records of a --scenario: a bundled one's name, a file's absolute path (as `read`
+    tells them apart), so the same file named from another folder is the same scenario."""
+    path = Path(source)
+    return source if not path.suffix and not path.exists() else str(path.resolve())
+
+
+async def _recorded(emu: Emulator) -> str | None:
+    async with emu.transaction() as tx:
+        row = await tx.one("SELECT value FROM meta WHERE key = ?", (SCENARIO_KEY,))
+    return str(row["value"]) if row else None
 
 
 COUNTED = [("emails", "email", "emails"), ("domains", "domain", "domains"),
