@@ -1,5 +1,5 @@
-"""The README's fenced blocks, sorted by who runs them, and what running one needs: a new shell's
-environment and the emulator the quick start starts (on free ports)."""
+"""The fenced blocks of the README and of the user guide under docs/, sorted by who runs them, and what
+running one needs: a new shell's environment and the emulator the quick start starts (on free ports)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
+# The pages whose examples run: the README first (its quick start starts the emulator), then docs/.
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+TEXTS = {page: page.read_text() for page in PAGES}
+ALL_TEXT = "\n".join(TEXTS.values())
 FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.M | re.S)
-BLOCKS: list[tuple[str, str]] = FENCE.findall(README)
+BLOCKS: list[tuple[str, str]] = [block for text in TEXTS.values() for block in FENCE.findall(text)]
+NODE_PAGE_BLOCKS: list[tuple[str, str]] = FENCE.findall(TEXTS[ROOT / "docs" / "node.md"])
+NODE_SEND = "// send.mjs"  # the README's five-line send with the Node SDK (not part of the test recipe)
 OUTPUT_LANGUAGES = {"text"}  # what a command printed (the performance table), not something to run
 BIN = Path(sys.executable).parent
 CLONE_PLACEHOLDER = "/path/to/resend-emulator"
@@ -29,7 +35,11 @@ JEST_IMPORT = 'import the same names from "@jest/globals" instead of "vitest"'
 
 
 def is_node_recipe(lang: str, body: str) -> bool:
-    return lang == "js" or (lang == "sh" and "npx vitest run" in body)
+    return (lang == "js" and not is_node_send(lang, body)) or (lang == "sh" and "npx vitest run" in body)
+
+
+def is_node_send(lang: str, body: str) -> bool:
+    return lang == "js" and body.startswith(NODE_SEND)
 
 
 def is_resend_cli(lang: str, body: str) -> bool:
@@ -40,7 +50,7 @@ def is_mcp_config(lang: str, body: str) -> bool:
     return lang == "json" and '"mcpServers"' in body
 
 
-SPECIAL = (is_node_recipe, is_resend_cli, is_mcp_config)
+SPECIAL = (is_node_recipe, is_node_send, is_resend_cli, is_mcp_config)
 EXAMPLES = [(lang, body) for lang, body in BLOCKS
             if lang in {"sh", "python"} and not any(kind(lang, body) for kind in SPECIAL)]
 

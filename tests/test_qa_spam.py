@@ -135,5 +135,5 @@ def test_the_flag_and_its_environment_variable(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_the_readme_flag_table_lists_the_flag() -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    assert "`--spamassassin HOST:PORT`" in readme
+    cli_page = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text()
+    assert "`--spamassassin HOST:PORT`" in cli_page

@@ -1,4 +1,5 @@
-"""Every fenced example of the README runs, against a live emulator started here.
+"""Every fenced example of the README and of docs/*.md runs, against a live emulator started here; one
+that talks to the emulator runs twice in a row (a reader runs it again).
 
 Each example is dispatched on what it is: commands that would install into this environment run with
 `--dry-run` (or `apt-get --simulate`), `make` targets that serve forever or run this very suite run as
@@ -24,23 +25,31 @@ import httpx
 import pytest
 
 from emulator.cli import build_parser
+from tests.node_helpers import npm_packages
 from tests.readme_helpers import (
+    ALL_TEXT,
     BLOCKS,
     CLONE_PLACEHOLDER,
     EMAIL_ID,
     EXAMPLES,
+    NODE_RUNNERS,
+    NODE_SEND,
     OUTPUT_LANGUAGES,
+    PAGES,
     README,
     README_URL,
     ROOT,
     SPECIAL,
+    TEXTS,
     VERSION,
     clean_env,
     cli,
     commands,
+    is_node_send,
     quick_start_command,
     shell,
 )
+from tests.regen_docs import CLI_PAGE, current_help, help_in_page
 from tests.source_tree import source_copy
 
 
@@ -78,8 +87,11 @@ def run_command(line: str, tmp_path: Path) -> None:
 
 def run_shell_block(body: str, tmp_path: Path, url: str) -> None:
     lines = commands(body)
-    if lines[0].startswith("curl "):
+    if lines[0].startswith("curl ") and "/_emulator/reset" in body:
         run_curl_block(body, url, tmp_path)
+        return
+    if lines[0].startswith("curl "):
+        run_curl_send(body, url, tmp_path)
         return
     if lines[0].startswith("python3 -m venv"):
         # A virtualenv is made in a scratch folder, then proven active.
@@ -172,6 +184,21 @@ def run_curl_block(body: str, url: str, tmp_path: Path) -> None:
     assert httpx.get(f"{url}/_emulator/outbox", params={"subject": "Hi from curl"}).json()["data"] == []
 
 
+def run_curl_send(body: str, url: str, tmp_path: Path) -> None:
+    """A send with curl: the answer is the new email's id, and the emulator holds that email."""
+    result = shell(body.replace(README_URL, url), tmp_path)
+    assert result.returncode == 0, result.stderr
+    email_id = json.loads(result.stdout)["id"]
+    assert httpx.get(f"{url}/_emulator/outbox/{email_id}").json()["subject"] == "Hello"
+
+
+def talks_to_the_emulator(lang: str, body: str) -> bool:
+    """Examples a reader may run again against the same emulator (not installs, nor pytest files)."""
+    if lang == "sh":
+        return commands(body)[0].startswith("curl ")
+    return not body.startswith(("# test_signup.py", "# conftest.py"))
+
+
 def json_documents(text: str) -> list[Any]:
     decoder, documents, at = json.JSONDecoder(), [], 0
     while at < len(text):
@@ -190,6 +217,7 @@ def test_the_readme_has_the_examples_a_newcomer_needs() -> None:
                    "sudo apt-get install -y chromium spamassassin"):
         assert needed in lines, needed
     assert "Python 3.11 or newer" in README
+    assert any(is_node_send(lang, body) for lang, body in BLOCKS)
     for kind in SPECIAL:
         assert any(kind(lang, body) for lang, body in BLOCKS), kind.__name__
 
@@ -203,8 +231,8 @@ def test_every_block_has_a_runner() -> None:
 
 
 def test_every_python_example_says_what_to_install() -> None:
-    """Each third-party module an example imports is named by a `pip install` line of the README."""
-    installed = {name for line in re.findall(r"pip install ([\w .-]+)", README) for name in line.split()}
+    """Each third-party module an example imports is named by a `pip install` line of the docs."""
+    installed = {name for line in re.findall(r"pip install ([\w .-]+)", ALL_TEXT) for name in line.split()}
     for lang, body in BLOCKS:
         if lang == "python":
             missing = third_party_imports(body) - installed
@@ -222,6 +250,13 @@ def third_party_imports(body: str) -> set[str]:
 
 @pytest.mark.parametrize(("lang", "body"), EXAMPLES, ids=[example_id(e) for e in EXAMPLES])
 def test_readme_example_runs(lang: str, body: str, live: str, tmp_path: Path) -> None:
+    run_example(lang, body, live, tmp_path / "first")
+    if talks_to_the_emulator(lang, body):
+        run_example(lang, body, live, tmp_path / "again")
+
+
+def run_example(lang: str, body: str, live: str, tmp_path: Path) -> None:
+    tmp_path.mkdir()
     if lang == "sh":
         run_shell_block(body, tmp_path, live)
         return
@@ -232,13 +267,73 @@ def test_readme_example_runs(lang: str, body: str, live: str, tmp_path: Path) ->
         assert EMAIL_ID.match(email_id), email_id
         assert httpx.get(f"{live}/_emulator/outbox/{email_id}").json()["subject"] == "Hello"
     if "smtplib" in body:
-        [mail] = httpx.get(f"{live}/_emulator/outbox", params={"subject": "Over SMTP"}).json()["data"]
+        mail = httpx.get(f"{live}/_emulator/outbox", params={"subject": "Over SMTP"}).json()["data"][0]
         assert (mail["from"], mail["to"]) == ("Acme <hello@acme.dev>", ["ada@lovelace.dev"])
         assert mail["source"] == "smtp"
+    if "resend.Webhooks.verify" in body:
+        event_type, email_id = result.stdout.split()
+        assert event_type == "email.delivered"
+        assert httpx.get(f"{live}/_emulator/outbox/{email_id}").json()["subject"] == "Webhook demo"
+
+
+def test_the_readme_node_send_runs_twice(live: str, tmp_path: Path) -> None:
+    [body] = [body for lang, body in BLOCKS if is_node_send(lang, body)]
+    (tmp_path / "send.mjs").write_text(body.replace(README_URL, live))
+    (tmp_path / "node_modules").symlink_to(npm_packages("node-runners", *NODE_RUNNERS) / "node_modules")
+    for _ in range(2):
+        done = subprocess.run(["node", "send.mjs"], cwd=tmp_path, env=clean_env(), capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        email_id = done.stdout.strip()
+        assert EMAIL_ID.match(email_id), done.stdout
+        assert httpx.get(f"{live}/_emulator/outbox/{email_id}").json()["subject"] == "Hello"
+
+
+def test_the_readme_first_screen_runs_a_send_three_ways_and_the_readme_stays_short() -> None:
+    first_screen = "\n".join(README.splitlines()[:60])
+    for needed in ("make run", "make test", "```python", f"```js\n{NODE_SEND}", "curl -s -X POST",
+                   "re_emulator_default_key", README_URL):
+        assert needed in first_screen, needed
+    assert len(README.splitlines()) <= 250
+
+
+def test_the_cli_page_shows_what_help_prints_now() -> None:
+    assert help_in_page(CLI_PAGE.read_text()) == current_help(), (
+        "docs/cli.md's --help block is stale: run `python -m tests.regen_docs`")
+
+
+# A repository path cited in prose or code: a top-level folder of this repository (or `reference/`,
+# which is not in it), then a file name with an extension. Globs and placeholders (`*`, `<group>`) stop it.
+CITED_PATH = re.compile(r"(?<![\w/.])((?:reference|docs|emulator|tests|benchmarks|fixtures)/[\w./-]*\.\w+)")
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def test_every_relative_link_and_cited_file_exists() -> None:
+    missing = []
+    for page, text in TEXTS.items():
+        for target in LINK.findall(text):
+            if target.startswith(("http://", "https://", "mailto:")):
+                continue
+            path = target.split("#")[0]
+            if path and not (page.parent / path).exists():
+                missing.append(f"{page.relative_to(ROOT)}: link {target}")
+        for cited in CITED_PATH.findall(text):
+            if not (ROOT / cited).exists():
+                missing.append(f"{page.relative_to(ROOT)}: cites {cited}")
+    assert not missing, "\n".join(missing)
+
+
+def test_the_link_check_sees_a_missing_file() -> None:
+    assert CITED_PATH.findall("follows reference/emails.md and `emulator/core/wire.py`") == [
+        "reference/emails.md", "emulator/core/wire.py"]
+    assert LINK.findall("[x](docs/nowhere.md#a) and [y](https://resend.com)") == [
+        "docs/nowhere.md#a", "https://resend.com"]
+    assert len(PAGES) > 10
 
 
 def test_the_flag_table_lists_every_flag_help_shows() -> None:
-    section = README[README.index("## Command line"):README.index("## Control plane")]
+    page = CLI_PAGE.read_text()
+    section = page[:page.index("## resend-emulator --help")]
     in_table = {flag for row in section.splitlines() if row.startswith("| `")
                 for flag in re.findall(r"`(--?[a-z][a-z-]*)(?: [^`]*)?`", row.split(" | ")[0])}
     in_help = {flag for action in build_parser()._actions for flag in action.option_strings}

@@ -1,4 +1,4 @@
-"""The README's Node recipe under vitest and Jest, and Resend's own CLI and MCP server pointed at the
+"""The Node recipe of docs/node.md under vitest and Jest, and Resend's own CLI and MCP server pointed at the
 emulator with RESEND_BASE_URL, each run from the README's own text (npm packages in a cache outside the
 repository: tests/node_helpers.py)."""
 
@@ -22,6 +22,7 @@ from tests.node_helpers import CACHE, locked, npm_packages, run_npm
 from tests.readme_helpers import (
     BLOCKS,
     JEST_IMPORT,
+    NODE_PAGE_BLOCKS,
     NODE_RUNNERS,
     README_URL,
     VERSION,
@@ -51,9 +52,9 @@ def node_env(**extra: str) -> dict[str, str]:
 
 
 def recipe_files() -> dict[str, str]:
-    """The recipe's files, named by their first line (`// path — what it is`)."""
+    """The recipe's files (docs/node.md), named by their first line (`// path — what it is`)."""
     files = {}
-    for lang, body in BLOCKS:
+    for lang, body in NODE_PAGE_BLOCKS:
         if lang == "js":
             first = body.splitlines()[0]
             assert first.startswith("// "), first
