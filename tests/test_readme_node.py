@@ -57,11 +57,14 @@ def node_env(**extra: str) -> dict[str, str]:
     return {**clean_env(), "NO_COLOR": "1", "FORCE_COLOR": "0", "DO_NOT_TRACK": "1", **extra}
 
 
-def without_emulator_on_path() -> dict[str, str]:
-    """A new shell's environment whose PATH has Node but no `resend-emulator`."""
-    node = Path(shutil.which("node") or "node").parent
-    assert not (node / "resend-emulator").exists(), node
-    return node_env(PATH=f"{node}{os.pathsep}/usr/bin{os.pathsep}/bin")
+def without_emulator_on_path(bin_dir: Path) -> dict[str, str]:
+    """A new shell's environment whose PATH has Node and npx (in `bin_dir`) but no `resend-emulator`
+    (Node may live in the virtualenv next to it, so only Node's own commands are linked)."""
+    for command in ("node", "npx"):
+        (bin_dir / command).symlink_to(Path(shutil.which(command) or command).resolve())
+    path = os.pathsep.join([str(bin_dir), "/usr/bin", "/bin"])
+    assert shutil.which("resend-emulator", path=path) is None
+    return node_env(PATH=path)
 
 
 @pytest.fixture(scope="module")
@@ -116,8 +119,9 @@ HELPER_ALONE = """node --input-type=module -e 'await (await import("./emulator.m
 
 
 @pytest.mark.parametrize("command", [VITEST, JEST, HELPER_ALONE], ids=["vitest", "jest", "helper"])
-def test_without_resend_emulator_on_path_the_run_says_how_to_install_it(project: Path, command: str) -> None:
-    done = run(command, project, without_emulator_on_path())
+def test_without_resend_emulator_on_path_the_run_says_how_to_install_it(
+        project: Path, command: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    done = run(command, project, without_emulator_on_path(tmp_path_factory.mktemp("bin")))
     assert done.returncode != 0
     assert NOT_ON_PATH in done.stdout + done.stderr, done.stdout[-3000:] + done.stderr[-3000:]
     assert "spawn resend-emulator ENOENT" not in done.stdout + done.stderr
