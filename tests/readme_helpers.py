@@ -21,7 +21,6 @@ TEXTS = {page: page.read_text() for page in PAGES}
 ALL_TEXT = "\n".join(TEXTS.values())
 FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.M | re.S)
 BLOCKS: list[tuple[str, str]] = [block for text in TEXTS.values() for block in FENCE.findall(text)]
-NODE_PAGE_BLOCKS: list[tuple[str, str]] = FENCE.findall(TEXTS[ROOT / "docs" / "node.md"])
 NODE_SEND = "// send.mjs"  # the README's five-line send with the Node SDK (not part of the test recipe)
 OUTPUT_LANGUAGES = {"text"}  # what a command printed (the performance table), not something to run
 BIN = Path(sys.executable).parent
@@ -31,11 +30,6 @@ EMAIL_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 # The Node recipe's packages, pinned (the README's `npm install` line names them unpinned).
 NODE_RUNNERS = ["vitest@4.1.12", "jest@30.5.2", "@jest/globals@30.5.2", "resend@6.12.2"]
-JEST_IMPORT = 'import the same names from "@jest/globals" instead of "vitest"'
-
-
-def is_node_recipe(lang: str, body: str) -> bool:
-    return (lang == "js" and not is_node_send(lang, body)) or (lang == "sh" and "npx vitest run" in body)
 
 
 def is_node_send(lang: str, body: str) -> bool:
@@ -50,7 +44,7 @@ def is_mcp_config(lang: str, body: str) -> bool:
     return lang == "json" and '"mcpServers"' in body
 
 
-SPECIAL = (is_node_recipe, is_node_send, is_resend_cli, is_mcp_config)
+SPECIAL = (is_node_send, is_resend_cli, is_mcp_config)
 EXAMPLES = [(lang, body) for lang, body in BLOCKS
             if lang in {"sh", "python"} and not any(kind(lang, body) for kind in SPECIAL)]
 

@@ -1,6 +1,6 @@
-"""The Node recipe of docs/node.md under vitest and Jest, and Resend's own CLI and MCP server pointed at the
-emulator with RESEND_BASE_URL, each run from the README's own text (npm packages in a cache outside the
-repository: tests/node_helpers.py)."""
+"""The Node recipe (docs/node/'s files, copied verbatim into a scratch project) under vitest and Jest, the
+Node quick start, and Resend's own CLI and MCP server pointed at the emulator with RESEND_BASE_URL, run
+from the README's own text (npm packages in a cache outside the repository: tests/node_helpers.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import os
 import queue
 import re
 import shlex
+import shutil
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -21,16 +22,14 @@ import pytest
 from tests.node_helpers import CACHE, locked, npm_packages, run_npm
 from tests.readme_helpers import (
     BLOCKS,
-    JEST_IMPORT,
-    NODE_PAGE_BLOCKS,
     NODE_RUNNERS,
     README_URL,
+    ROOT,
     VERSION,
     clean_env,
     cli,
     commands,
     is_mcp_config,
-    is_node_recipe,
     is_resend_cli,
     quick_start_command,
 )
@@ -44,35 +43,28 @@ def live() -> Iterator[str]:
         yield url
 
 
-# ---- the Node recipe under vitest and Jest ---------------------------------------------------------
+# ---- the Node recipe (docs/node/) under vitest and Jest, and the Node quick start ------------------------
+
+DOCS_NODE = ROOT / "docs" / "node"
+VITEST = "npx vitest run"
+JEST = "NODE_OPTIONS=--experimental-vm-modules npx jest"
+NOT_ON_PATH = ("resend-emulator is not on PATH: install it into this project's environment with "
+               "`pip install /path/to/resend-emulator` (or set RESEND_EMULATOR_BIN to its full path)")
+
 
 def node_env(**extra: str) -> dict[str, str]:
     """A new shell's environment, the emulator's command on PATH, no colours, nothing sent online."""
     return {**clean_env(), "NO_COLOR": "1", "FORCE_COLOR": "0", "DO_NOT_TRACK": "1", **extra}
 
 
-def recipe_files() -> dict[str, str]:
-    """The recipe's files (docs/node.md), named by their first line (`// path — what it is`)."""
-    files = {}
-    for lang, body in NODE_PAGE_BLOCKS:
-        if lang == "js":
-            first = body.splitlines()[0]
-            assert first.startswith("// "), first
-            files[first.removeprefix("// ").split()[0]] = body
-    return files
-
-
-def write_project(folder: Path, files: dict[str, str], packages: Path) -> Path:
-    for name, body in files.items():
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        (folder / name).write_text(body)
-    (folder / "node_modules").symlink_to(packages / "node_modules")
-    return folder
-
-
-def recipe_commands() -> list[str]:
-    [body] = [body for lang, body in BLOCKS if lang == "sh" and is_node_recipe(lang, body)]
-    return commands(body)
+def without_emulator_on_path(bin_dir: Path) -> dict[str, str]:
+    """A new shell's environment whose PATH has Node and npx (in `bin_dir`) but no `resend-emulator`
+    (Node may live in the virtualenv next to it, so only Node's own commands are linked)."""
+    for command in ("node", "npx"):
+        (bin_dir / command).symlink_to(Path(shutil.which(command) or command).resolve())
+    path = os.pathsep.join([str(bin_dir), "/usr/bin", "/bin"])
+    assert shutil.which("resend-emulator", path=path) is None
+    return node_env(PATH=path)
 
 
 @pytest.fixture(scope="module")
@@ -80,37 +72,74 @@ def node_runners() -> Path:
     return npm_packages("node-runners", *NODE_RUNNERS)
 
 
-def test_the_node_recipe_installs_what_it_imports() -> None:
-    install = next(line for _, body in BLOCKS for line in commands(body)
-                   if line.startswith("npm install --save-dev"))
-    assert set(install.split()[3:]) == {spec.rsplit("@", 1)[0] for spec in NODE_RUNNERS}
+@pytest.fixture
+def project(node_runners: Path, tmp_path: Path) -> Path:
+    """A scratch project holding docs/node/'s files verbatim, with the pinned packages installed."""
+    for file in DOCS_NODE.iterdir():
+        shutil.copy(file, tmp_path / file.name)
+    (tmp_path / "node_modules").symlink_to(node_runners / "node_modules")
+    return tmp_path
 
 
-def run_recipe(project: Path, runner: str) -> subprocess.CompletedProcess[str]:
-    """The README's command for `runner` in `project`; it must succeed."""
-    [command] = [line for line in recipe_commands() if runner in line]
-    done = subprocess.run(["bash", "-ec", command], cwd=project, env=node_env(), capture_output=True,
-                          text=True, timeout=180)
+def run(command: str, project: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", "-ec", command], cwd=project, env=env, capture_output=True, text=True,
+                          timeout=180)
+
+
+def test_the_pinned_packages_are_the_ones_the_recipe_imports() -> None:
+    imported = {name for file in DOCS_NODE.glob("*.mjs")
+                for name in re.findall(r'from "([^".][^"]*)"|import\("([^".][^"]*)"\)', file.read_text())
+                for name in name if name and not name.startswith("node:")}
+    packages = {spec.rsplit("@", 1)[0] for spec in NODE_RUNNERS}
+    assert {name.removesuffix("/config") for name in imported} | {"jest"} == packages
+
+
+def test_the_vitest_and_jest_files_differ_only_in_their_first_lines_and_import() -> None:
+    vitest = (DOCS_NODE / "signup.vitest.test.mjs").read_text()
+    jest = (DOCS_NODE / "signup.jest.test.mjs").read_text()
+    as_jest = vitest.replace('from "vitest";', 'from "@jest/globals";')
+    assert as_jest != vitest and as_jest.split("\nimport ", 1)[1] == jest.split("\nimport ", 1)[1]
+
+
+def test_the_node_recipe_runs_under_vitest(project: Path) -> None:
+    done = run(VITEST, project, node_env())
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return done
-
-
-def test_the_node_recipe_runs_under_vitest(node_runners: Path, tmp_path: Path) -> None:
-    files = recipe_files()
-    assert set(files) == {"test/emulator.setup.mjs", "vitest.config.mjs", "jest.config.mjs",
-                          "test/mail.test.mjs"}
-    done = run_recipe(write_project(tmp_path, files, node_runners), "vitest")
     assert re.search(r"Tests\s+2 passed \(2\)", done.stdout), done.stdout[-3000:]
+    assert "signup.vitest.test.mjs" in done.stdout and "signup.jest.test.mjs" not in done.stdout
 
 
-def test_the_node_recipe_runs_under_jest_with_the_import_it_names(node_runners: Path,
-                                                                   tmp_path: Path) -> None:
-    files = recipe_files()
-    test_file = files["test/mail.test.mjs"]
-    assert JEST_IMPORT in test_file  # the one change the README tells Jest users to make
-    files["test/mail.test.mjs"] = test_file.replace('from "vitest";', 'from "@jest/globals";')
-    done = run_recipe(write_project(tmp_path, files, node_runners), "jest")
+def test_the_node_recipe_runs_under_jest(project: Path) -> None:
+    done = run(JEST, project, node_env())
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert re.search(r"Tests:\s+2 passed, 2 total", done.stderr), done.stderr[-3000:]
+    assert "signup.jest.test.mjs" in done.stderr and "signup.vitest.test.mjs" not in done.stderr
+
+
+HELPER_ALONE = """node --input-type=module -e 'await (await import("./emulator.mjs")).default()'"""
+
+
+@pytest.mark.parametrize("command", [VITEST, JEST, HELPER_ALONE], ids=["vitest", "jest", "helper"])
+def test_without_resend_emulator_on_path_the_run_says_how_to_install_it(
+        project: Path, command: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    done = run(command, project, without_emulator_on_path(tmp_path_factory.mktemp("bin")))
+    assert done.returncode != 0
+    assert NOT_ON_PATH in done.stdout + done.stderr, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "spawn resend-emulator ENOENT" not in done.stdout + done.stderr
+
+
+def test_the_node_quick_start_sends_one_email(live: str, project: Path) -> None:
+    done = run("node quickstart.mjs", project, node_env(RESEND_BASE_URL=live))
+    assert done.returncode == 0, done.stdout + done.stderr
+    email_id = done.stdout.strip()
+    mail = httpx.get(f"{live}/_emulator/outbox/{email_id}").json()
+    assert (mail["account"], mail["from"], mail["to"], mail["subject"]) == (
+        "default", "Acme <onboarding@acme.dev>", ["delivered@resend.dev"], "Hello")
+
+
+def test_the_node_quick_start_without_an_emulator_says_so(project: Path) -> None:
+    done = run("node quickstart.mjs", project, node_env(RESEND_BASE_URL="http://127.0.0.1:9"))
+    assert (done.returncode, done.stdout) == (1, "")
+    assert "is resend-emulator running at http://127.0.0.1:9?" in done.stderr, done.stderr
 
 
 # ---- Resend's CLI and MCP server against the emulator -------------------------------------------------
