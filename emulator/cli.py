@@ -248,9 +248,14 @@ async def serve(settings: Settings, sock: socket.socket,
     # start is stopped by the lifespan on the way out.
     ready = False
     try:
-        async with app.router.lifespan_context(app):
-            ready = True
-            await server.serve(sockets=[sock])
+        # Signals are caught from here on, not only once uvicorn serves: the banner prints during the
+        # app's start, and a Ctrl-C right after it used to raise KeyboardInterrupt there, after which the
+        # process waited forever for the database's worker thread. Caught early, it stops the server
+        # as soon as it starts.
+        with server.capture_signals():
+            async with app.router.lifespan_context(app):
+                ready = True
+                await server.serve(sockets=[sock])
     except StartupError:
         raise
     except Exception as error:

@@ -35,7 +35,12 @@ def banner(process: subprocess.Popen[str]) -> tuple[str, list[str]]:
 
 def stop(process: subprocess.Popen[str]) -> int:
     process.send_signal(signal.SIGINT)
-    process.communicate(timeout=30)
+    try:
+        process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()  # no stray emulator outlives the test that failed
+        process.communicate(timeout=30)
+        raise
     return process.returncode
 
 

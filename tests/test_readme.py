@@ -66,7 +66,7 @@ def run_command(line: str, tmp_path: Path) -> None:
     if words[0] == "make":
         # `make run` serves until Ctrl-C and `make test` is this suite: check the targets exist and resolve.
         result = shell(f"make -n {shlex.join(words[1:])}", ROOT)
-    elif words[:2] == ["pip", "install"]:
+    elif words[:2] in (["pip", "install"], [".venv/bin/pip", "install"]):
         result = shell(f"python -m pip install --dry-run {shlex.join(words[2:])}", tmp_path)
     elif words[:2] == ["pip", "wheel"]:
         result = shell(f"python -m {line}", tmp_path)
@@ -212,7 +212,7 @@ def json_documents(text: str) -> list[Any]:
 
 def test_the_readme_has_the_examples_a_newcomer_needs() -> None:
     lines = [line for _, body in EXAMPLES for line in commands(body)]
-    for needed in ("make run", "make test", "pip install resend",
+    for needed in ("make run", "make test", ".venv/bin/pip install resend",
                    "npm install resend", f"pip install {CLONE_PLACEHOLDER}",
                    "sudo apt-get install -y chromium spamassassin"):
         assert needed in lines, needed
