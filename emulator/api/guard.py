@@ -81,7 +81,8 @@ class Guard:
         if scope["method"] in SAFE_METHODS or not path.startswith(CONTROL) or path.startswith(EXEMPT):
             return None
         if self._cross_site(headers, host):
-            return 403, "cross_site_request", "The control plane refuses requests from other sites."
+            error = errors.CROSS_SITE_REQUEST
+            return error.status, error.name, error.message
         if not path.startswith(UI) and _has_body(headers) and _is_simple_type(headers):
             return 415, "unsupported_media_type", "Control-plane bodies must be sent as application/json."
         return None

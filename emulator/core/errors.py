@@ -33,6 +33,8 @@ RESTRICTED_API_KEY = _kind(
     401, "restricted_api_key", "This API key is restricted to only send emails."
 )
 INVALID_API_KEY = _kind(403, "invalid_api_key", "API key is invalid")
+# The emulator's own, not Resend's: a control-plane or UI request that no page of this UI made.
+CROSS_SITE_REQUEST = _kind(403, "cross_site_request", "The control plane refuses requests from other sites.")
 INACTIVE_API_KEY = _kind(403, "restricted_api_key", "API key is not active")
 SUSPENDED_API_KEY = _kind(403, "suspended_api_key", "This API key is suspended")
 INVALID_PERMISSION = _kind(403, "invalid_permission", "Access token is missing required scopes.")

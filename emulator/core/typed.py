@@ -32,17 +32,15 @@ def _shown(text: str) -> str:
 
 def whole_number(text: str, name: str, *, minimum: int = 0, maximum: int = SQLITE_MAX) -> int:
     """`text` as a whole number in [minimum, maximum], or a 422 naming `name` and the range."""
-    value = text.strip()
-    if not _DIGITS.fullmatch(value) or not minimum <= int(value) <= maximum:
+    value = whole_number_or_none(text, minimum=minimum, maximum=maximum)
+    if value is None:
         raise invalid(f"`{name}` must be a whole number from {minimum} to {maximum}, not `{_shown(text)}`.")
-    return int(value)
+    return value
 
 
 def whole_number_or_none(text: str | None, *, minimum: int = 0, maximum: int = SQLITE_MAX) -> int | None:
     """For values a page makes itself (cursors, counters in a notice): anything else reads as absent."""
-    if text is None:
-        return None
-    value = text.strip()
+    value = (text or "").strip()
     if not _DIGITS.fullmatch(value) or not minimum <= int(value) <= maximum:
         return None
     return int(value)

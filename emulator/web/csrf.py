@@ -24,7 +24,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from emulator.api.ops import json_response
+from emulator.api.ops import error_response
+from emulator.core import errors
+from emulator.core.errors import ApiError
 
 SESSION_COOKIE = "emulator_ui_session"
 FIELD = "csrf"
@@ -99,7 +101,7 @@ def is_own_navigation(request: Request) -> bool:
 def required(endpoint: Endpoint) -> Endpoint:
     async def checked(request: Request) -> Response:
         if not await proves_same_origin(request):
-            return json_response({"statusCode": 403, "message": REFUSAL, "name": "cross_site_request"}, 403)
+            return error_response(ApiError(errors.CROSS_SITE_REQUEST, REFUSAL))
         return await endpoint(request)
 
     return checked
