@@ -160,7 +160,8 @@ class Host:
 
 
 @contextmanager
-def emulator(directory: Path, max_emails: int, max_age: str, extra: list[str] | None = None) -> Iterator[Host]:
+def emulator(directory: Path, max_emails: int, max_age: str,
+             extra: list[str] | None = None) -> Iterator[Host]:
     db = directory / "soak.db"
     command = [sys.executable, "-m", "emulator", "--port", "0", "--smtp-port", "0", "--smtps-port", "0",
                "--db", str(db), "--max-emails", str(max_emails), "--max-age", max_age, *(extra or [])]
@@ -245,7 +246,7 @@ class Load:
                     self.record("api", began)
                     if reply.status != 200:
                         raise RuntimeError(f"POST /emails → {reply.status} {answer[:200]!r}")
-                    self.sent_ids = (self.sent_ids + [json.loads(answer)["id"]])[-50:]
+                    self.sent_ids = [*self.sent_ids, json.loads(answer)["id"]][-50:]
 
             async def smtp_send() -> None:
                 began = time.monotonic()
