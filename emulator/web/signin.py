@@ -47,7 +47,9 @@ def offered(request: Request) -> bool:
 
 
 def required(request: Request) -> bool:
-    return emulator_of(request).settings.ui_sign_in
+    # Only where it is offered: a `ui_sign_in` without isolated keys would lock everyone out.
+    settings = emulator_of(request).settings
+    return settings.ui_sign_in and settings.isolate_keys
 
 
 def _form_page(request: Request, error: str | None = None, status: int = 200) -> Response:
