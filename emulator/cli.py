@@ -20,7 +20,7 @@ from emulator import __version__, preflight
 from emulator.core import clock
 from emulator.core.clock import parse_iso
 from emulator.core.config import Settings, StartupError
-from emulator.core.net import bind
+from emulator.core.net import bind, is_loopback
 from emulator.core.stdout import say
 
 ENV_PREFIX = "RESEND_EMULATOR_"
@@ -219,7 +219,8 @@ def parse_settings(argv: Sequence[str] | None = None) -> Settings:
         tls_cert=args.tls_cert, tls_key=args.tls_key, db=args.db, seed=args.seed, api_keys=keys,
         clock=args.clock, clock_start=args.clock_start, strict_domains=args.strict_domains,
         rate_limit=args.rate_limit, daily_quota=args.daily_quota, monthly_quota=args.monthly_quota,
-        isolate_keys=args.isolate_keys, seed_file=args.seed_file,
+        isolate_keys=args.isolate_keys, ui_sign_in=args.isolate_keys and not is_loopback(args.host),
+        seed_file=args.seed_file,
         restore=args.restore, quiet=args.quiet, log_requests=args.log_requests,
         snapshot_dir=args.snapshot_dir, max_emails=args.max_emails, max_age=args.max_age,
         allowed_hosts=args.allowed_host or _names(_env("ALLOWED_HOSTS")), spamassassin=args.spamassassin,
@@ -328,6 +329,8 @@ def print_banner(emu: Any) -> None:
     if emu.settings.isolate_keys:
         lines.append("  --isolate-keys: any other well-formed key (re_ then letters, digits or _) works too,"
                      " each its own account")
+    if emu.settings.ui_sign_in:
+        lines.append("  web UI: sign in with an API key to see that key's mail (not on loopback: required)")
     if "scenario_summary" in emu.state:
         lines.append(f"  {emu.state['scenario_summary']}")
     lines.append(f"  outbox UI: {emu.state['http_url']}/_emulator/ui/")

@@ -108,6 +108,24 @@ def account_of_key(emu: Emulator, token: str) -> str | None:
     return None
 
 
+def sign_in_account(emu: Emulator, token: str) -> tuple[str, str | None]:
+    """The account and key id (None for a key not seen yet) a UI sign-in with `token` acts for: the
+    account the API would resolve the key to, refused as the API refuses it (an unknown key, a deleted
+    one). Under --isolate-keys a well-formed key the emulator has not seen is accepted, as the API
+    accepts it, but nothing is written: its account is derived, and it appears once the key is used.
+    A sending-access key is accepted too (assumed): it is the key a staging app sends with, and the
+    mail it sent is what QA signs in to see. OAuth tokens are not API keys and are refused."""
+    credential = keyring(emu).by_token.get(token)
+    if credential is None:
+        account = account_of_key(emu, token)
+        if account is None:
+            raise ApiError(errors.INVALID_API_KEY)
+        return account, None
+    if not credential.active:
+        raise ApiError(errors.INACTIVE_API_KEY)
+    return credential.account, credential.key_id
+
+
 def selected_account(emu: Emulator, account: str | None, api_key: str | None) -> str | None:
     """A control-plane filter naming an account directly (`account`) or by one of its keys."""
     if api_key is None:

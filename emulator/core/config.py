@@ -41,6 +41,9 @@ class Settings:
     daily_quota: int = 0
     monthly_quota: int = 0
     isolate_keys: bool = False
+    # The web UI shows mail only after a sign-in with an API key (web/signin.py): --isolate-keys on a
+    # team host. cli.parse_settings computes it; offered (not required) wherever keys are isolated.
+    ui_sign_in: bool = False
     seed_file: str | None = None
     restore: str | None = None
     max_body_bytes: int = 50 * 1024 * 1024

@@ -35,6 +35,10 @@ RESTRICTED_API_KEY = _kind(
 INVALID_API_KEY = _kind(403, "invalid_api_key", "API key is invalid")
 # The emulator's own, not Resend's: a control-plane or UI request that no page of this UI made.
 CROSS_SITE_REQUEST = _kind(403, "cross_site_request", "The control plane refuses requests from other sites.")
+# The emulator's own: a web UI request (its live rows, stream, frames) without a sign-in where one is
+# required (--isolate-keys on a team host; web/signin.py).
+SIGN_IN_REQUIRED = _kind(401, "sign_in_required",
+                         "Sign in with an API key at /_emulator/ui/sign-in to use the web UI.")
 INACTIVE_API_KEY = _kind(403, "restricted_api_key", "API key is not active")
 SUSPENDED_API_KEY = _kind(403, "suspended_api_key", "This API key is suspended")
 INVALID_PERMISSION = _kind(403, "invalid_permission", "Access token is missing required scopes.")

@@ -97,3 +97,15 @@ def names_this_machine(host: str) -> bool:
     if name in ("localhost", socket.gethostname().lower()) or name.endswith(".localhost"):
         return True
     return is_this_machine(name)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host`, as written (no lookup), is a loopback name or address: only this machine can
+    connect. `0.0.0.0`, a LAN address or a host name is not (issue 38: such a host is shared)."""
+    name = host.strip("[]").lower().rstrip(".")
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name.partition("%")[0]).is_loopback
+    except ValueError:
+        return False

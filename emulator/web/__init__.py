@@ -21,6 +21,7 @@ from emulator.web import (
     imports,
     inboxes,
     oauth,
+    signin,
     spam,
     sse,
     theme,
@@ -33,11 +34,12 @@ if TYPE_CHECKING:
     from emulator.core.emulator import Emulator
 
 # Every UI POST needs proof that the UI's own page made it (csrf.py); the recipient pages need none.
-ROUTES: list[BaseRoute] = csrf.guarded([
-    *actions.ROUTES, *views.ROUTES, *deliveries.ROUTES, *dashboards.ROUTES, *inboxes.ROUTES,
-    *unsubscribe.ROUTES, *oauth.ROUTES, *spam.ROUTES, *theme.ROUTES, *contacts.ROUTES, *imports.ROUTES,
-    *broadcasts.ROUTES,
-], under=UI + "/")
+# Where a sign-in is required (signin.py), every UI route but the sign-in's own needs one, checked first.
+ROUTES: list[BaseRoute] = signin.gated(csrf.guarded([
+    *signin.ROUTES, *actions.ROUTES, *views.ROUTES, *deliveries.ROUTES, *dashboards.ROUTES,
+    *inboxes.ROUTES, *unsubscribe.ROUTES, *oauth.ROUTES, *spam.ROUTES, *theme.ROUTES, *contacts.ROUTES,
+    *imports.ROUTES, *broadcasts.ROUTES,
+], under=UI + "/"))
 
 __all__ = ["ROUTES", "install"]
 

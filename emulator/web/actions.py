@@ -22,16 +22,19 @@ from starlette.routing import BaseRoute, Route
 from emulator.api.ops import emulator_of
 from emulator.control import deletion, mailsearch, reads, scenarios
 from emulator.control.search import index_new_mail
+from emulator.core import errors
 from emulator.core.errors import ApiError
 from emulator.core.events import notify
 from emulator.resources.emails import service as emails
 from emulator.web.listing import RECEIVED, SENT, Box, list_where, parse_filters
 from emulator.web.message import message_row
 from emulator.web.render import UI, not_found, page, redirect
-from emulator.web.views import session_account
+from emulator.web.sessions import session_account, signed_in
 
 ACTIONS = ("delete", "read", "unread")
 SCOPES = ("selected", "search", "all")
+RESET_REFUSED = ("Signed in with an API key, this browser sees one account and cannot reset the whole"
+                 " emulator: every account's mail would go.")
 MAX_SELECTED = 500  # a page shows 50; a form with more ids than this did not come from it
 
 
@@ -159,7 +162,11 @@ async def bulk(request: Request) -> Response:
 
 
 async def reset(request: Request) -> Response:
-    """Reset emulator: everything goes, then the --scenario the emulator started with is loaded again."""
+    """Reset emulator: everything goes, then the --scenario the emulator started with is loaded again.
+    Not for a signed-in browser (issue 38): it sees one account, and a reset would take every account's
+    mail; the control plane's reset stays for whoever runs the host."""
+    if signed_in(request) is not None:
+        return await _failed(request, "Cannot reset", ApiError(errors.FORBIDDEN, RESET_REFUSED))
     try:
         await scenarios.reset_and_reload(emulator_of(request))
     except ApiError as error:

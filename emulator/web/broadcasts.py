@@ -21,8 +21,8 @@ from emulator.resources.broadcasts.store import (
 )
 from emulator.resources.contacts import segment_size
 from emulator.web.render import UI, not_found, page
+from emulator.web.sessions import account_of
 from emulator.web.views import _chrome as page_chrome
-from emulator.web.views import account_of
 
 BASE = f"{UI}/broadcasts"
 SHOWN = 100

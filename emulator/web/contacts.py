@@ -13,8 +13,8 @@ from emulator.api.ops import emulator_of
 from emulator.core.typed import whole_number_or_none
 from emulator.resources.contacts.browse import Filters, browse, choices
 from emulator.web.render import UI, page
+from emulator.web.sessions import account_of
 from emulator.web.views import _chrome as page_chrome
-from emulator.web.views import account_of
 
 BASE = f"{UI}/contacts"
 

@@ -22,8 +22,8 @@ from emulator.resources.webhooks import service as webhooks
 from emulator.web import activity
 from emulator.web.actions import back_to, form_of
 from emulator.web.render import UI, page, redirect
+from emulator.web.sessions import account_of, session_account
 from emulator.web.views import _chrome as page_chrome
-from emulator.web.views import account_of, session_account
 
 if TYPE_CHECKING:
     from starlette.datastructures import QueryParams

@@ -12,8 +12,8 @@ from starlette.routing import BaseRoute, Route
 from emulator.api.ops import emulator_of
 from emulator.resources.contacts.imports import list_imports
 from emulator.web.render import UI, page
+from emulator.web.sessions import account_of
 from emulator.web.views import _chrome as page_chrome
-from emulator.web.views import account_of
 
 BASE = f"{UI}/imports"
 SHOWN = "100"

@@ -20,8 +20,8 @@ from emulator.resources.inboxes.threads import list_item, thread_where
 from emulator.web import csrf
 from emulator.web.frame import frame_response
 from emulator.web.render import UI, not_found, page
+from emulator.web.sessions import account_of
 from emulator.web.views import _chrome as page_chrome
-from emulator.web.views import account_of
 
 if TYPE_CHECKING:
     from emulator.core.db import Tx

@@ -23,8 +23,8 @@ from emulator.core.errors import ApiError
 from emulator.resources.oauth import CONSENT_PATH, authorize, clients
 from emulator.resources.oauth.store import scope_list
 from emulator.web.render import UI, UI_CSP, UI_HEADERS, page, redirect
+from emulator.web.sessions import account_of, session_account, signed_in
 from emulator.web.views import _chrome as page_chrome
-from emulator.web.views import account_of, session_account
 
 MAX_FORM = 4096
 SCOPE_TEXT = {"emails:send": "Send emails on your behalf",
@@ -84,8 +84,10 @@ async def decide(request: Request) -> Response:
     approved = form.get("decision") == "approve"
     try:
         async with emulator_of(request).transaction() as tx:
-            # Without an `account` field the form means the account the page preselected.
-            account = form.get("account") or session_account(request)
+            # Without an `account` field the form means the account the page preselected; a signed-in
+            # browser grants for its own account only, whatever the form names.
+            account = session_account(request) if signed_in(request) else (
+                form.get("account") or session_account(request))
             location = await authorize.decide(tx, request.path_params["id"], account, approved)
     except ApiError as error:
         return _gone(request, error) if error.status == 404 else page(

@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from emulator.api.ops import emulator_of
 from emulator.core.clock import from_db, parse_iso
 from emulator.web import csrf
+from emulator.web.sessions import signed_in
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -135,9 +137,20 @@ def theme_of(request: Request) -> str:
     return chosen if chosen in THEMES else "auto"
 
 
+def _sign_in_context(request: Request) -> dict[str, Any]:
+    """A signed-in browser's header names its own account only, with a Sign out control; where keys are
+    isolated, one not signed in is offered a Sign in link (sessions.py, signin.py)."""
+    session = signed_in(request)
+    if session is None:
+        return {"sign_in_offered": emulator_of(request).settings.isolate_keys}
+    return {"signed_in": session.label, "account": session.account, "accounts": [session.account],
+            "account_labels": {session.account: session.label}}
+
+
 def page(request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
     body = render(name, {"request": request, "path": request.url.path, "theme": theme_of(request),
-                         "themes": THEMES, "csrf": csrf.token(request), **context})
+                         "themes": THEMES, "csrf": csrf.token(request), **context,
+                         **_sign_in_context(request)})
     return csrf.keep(request, HTMLResponse(body, status, headers=UI_HEADERS))
 
 

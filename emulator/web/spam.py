@@ -12,7 +12,7 @@ from emulator.control.qa import spam
 from emulator.web.listing import SENT
 from emulator.web.message import message_row, raw_of
 from emulator.web.render import UI_HEADERS, render
-from emulator.web.views import account_of
+from emulator.web.sessions import account_of
 
 
 async def spam_row(request: Request) -> Response:

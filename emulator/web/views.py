@@ -17,7 +17,6 @@ from emulator.control import qa, reads
 from emulator.control.downloads import file_response
 from emulator.control.outbox import STATUSES
 from emulator.control.qa import spam as qa_spam
-from emulator.core.config import DEFAULT_ACCOUNT
 from emulator.core.errors import ApiError
 from emulator.core.events import notify
 from emulator.core.typed import whole_number_or_none
@@ -26,25 +25,12 @@ from emulator.web.frame import frame_response
 from emulator.web.listing import RECEIVED, SENT, Box, Filters, ListPage, list_page, parse_filters, unread
 from emulator.web.message import attachment_row, attachments_of, framed_html, message_row, raw_of, view_model
 from emulator.web.render import HERE, UI, UI_HEADERS, not_found, page, render
+from emulator.web.sessions import ACCOUNT_COOKIE, account_of, signed_in
 
 if TYPE_CHECKING:
     from emulator.core.db import Tx
 
-ACCOUNT_COOKIE = "emulator_ui_account"
 NOTICE_MAX = 10**8  # more than any one action touches: a larger count in the URL was not made by a page
-
-
-def account_of(request: Request) -> str:
-    """The account a page shows: `?account=` (a link may show any account, issue 11), else the session's."""
-    chosen = request.query_params.get("account")
-    return chosen[:200] if chosen else session_account(request)
-
-
-def session_account(request: Request) -> str:
-    """The account the UI's actions act on: the one chosen with the UI's own switcher, never a
-    `?account=` a request names (issue 36: a URL from anywhere could otherwise pick the account)."""
-    chosen = request.cookies.get(ACCOUNT_COOKIE)
-    return chosen[:200] if chosen else DEFAULT_ACCOUNT
 
 
 async def _chrome(tx: Tx, section: str) -> dict[str, Any]:
@@ -62,6 +48,8 @@ def _remember_account(request: Request, response: Response) -> Response:
     (scripts, TestClient) are not browsers a link could steer."""
     chosen = request.query_params.get("account")
     site = request.headers.get("sec-fetch-site", "same-origin")
+    if signed_in(request) is not None:  # a signed-in browser sees its own account only
+        return response
     # A cookie holds Latin-1 only: a name outside printable ASCII is no account the switcher offers.
     if chosen and site == "same-origin" and chosen.isascii() and chosen.isprintable():
         response.set_cookie(ACCOUNT_COOKIE, chosen[:200], httponly=True, samesite="strict")
