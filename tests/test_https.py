@@ -3,6 +3,7 @@ the official SDK, httpx, smtplib and Chromium, each trusting the certificate the
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import re
@@ -136,7 +137,8 @@ def test_urls_the_emulator_builds_say_https(self_signed: Running) -> None:
         assert client.get(link.group(1)).headers["location"] == "https://example.com/welcome"
         metadata = client.get(f"{url}/.well-known/oauth-authorization-server").json()
         assert metadata["issuer"] == url
-        assert all(value.startswith("https://") for key, value in metadata.items() if key.endswith("_endpoint"))
+        endpoints = [value for key, value in metadata.items() if key.endswith("_endpoint")]
+        assert endpoints and all(value.startswith(f"{url}/") for value in endpoints), metadata
 
 
 def test_plain_http_to_the_https_port_is_closed_and_the_server_keeps_answering() -> None:
@@ -145,10 +147,8 @@ def test_plain_http_to_the_https_port_is_closed_and_the_server_keeps_answering()
             httpx.get(f"http://127.0.0.1:{running.port}/_emulator/health", timeout=30)
         with socket.create_connection(("127.0.0.1", running.port), timeout=30) as raw:
             raw.sendall(b"GET /_emulator/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            try:
+            with contextlib.suppress(ConnectionResetError):
                 assert raw.recv(1024) == b""  # closed: no HTTP answer, and no hang
-            except ConnectionResetError:
-                pass
         with httpx.Client(verify=trusting(presented(running.port))) as client:
             assert client.get(f"{running.url}/_emulator/health").status_code == 200
         assert running.process.poll() is None
@@ -165,9 +165,9 @@ def old_client(newest: ssl.TLSVersion) -> ssl.SSLContext:
 
 
 def handshake(port: int, context: ssl.SSLContext) -> str:
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as raw:
-        with context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
-            return str(tls.version())
+    with (socket.create_connection(("127.0.0.1", port), timeout=30) as raw,
+          context.wrap_socket(raw, server_hostname="127.0.0.1") as tls):
+        return str(tls.version())
 
 
 def test_tls_older_than_1_2_is_refused_by_the_server(self_signed: Running) -> None:
@@ -176,7 +176,8 @@ def test_tls_older_than_1_2_is_refused_by_the_server(self_signed: Running) -> No
         handshake(self_signed.port, old_client(ssl.TLSVersion.TLSv1_1))
     if "NO_PROTOCOLS_AVAILABLE" in str(refused.value):
         pytest.skip("this OpenSSL cannot even offer TLS 1.1, so the server's refusal cannot be observed")
-    assert re.search("PROTOCOL_VERSION|UNSUPPORTED_PROTOCOL|UNEXPECTED_EOF", str(refused.value)), refused.value
+    reason = str(refused.value)
+    assert re.search("PROTOCOL_VERSION|UNSUPPORTED_PROTOCOL|UNEXPECTED_EOF", reason), reason
 
 
 def test_ui_cookies_are_secure_over_https(self_signed: Running) -> None:
@@ -185,7 +186,8 @@ def test_ui_cookies_are_secure_over_https(self_signed: Running) -> None:
         theme = client.post(f"{self_signed.url}/_emulator/ui/theme", data={"theme": "dark"},
                             headers={"Sec-Fetch-Site": "same-origin"})
     cookies = page.headers.get_list("set-cookie") + theme.headers.get_list("set-cookie")
-    assert {cookie.split("=")[0] for cookie in cookies} >= {"emulator_ui_session", "emulator_ui_theme"}, cookies
+    names = {cookie.split("=")[0] for cookie in cookies}
+    assert names >= {"emulator_ui_session", "emulator_ui_theme"}, cookies
     assert all("; secure" in cookie.lower() for cookie in cookies), cookies
 
 
@@ -199,8 +201,9 @@ def test_the_official_sdk_sends_through_the_users_certificate(certificate: tuple
     cert, key = certificate
     with emulator("--no-smtp", "--tls-cert", str(cert), "--tls-key", str(key)) as running:
         assert f"HTTPS with {cert}" in "\n".join(running.banner)
-        script = ("import resend\nsent = resend.Emails.send({'from': 'qa@example.com', 'to': ['ada@example.com'],"
-                  " 'subject': 'Sent by the SDK over TLS', 'html': '<p>Hi Ada</p>'})\nprint(sent['id'])\n")
+        script = ("import resend\nsent = resend.Emails.send({'from': 'qa@example.com',"
+                  " 'to': ['ada@example.com'], 'subject': 'Sent by the SDK over TLS',"
+                  " 'html': '<p>Hi Ada</p>'})\nprint(sent['id'])\n")
         env = {**os.environ, "RESEND_API_URL": running.url, "RESEND_API_KEY": KEY,
                "REQUESTS_CA_BUNDLE": str(cert), "SSL_CERT_FILE": str(cert)}
         done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
@@ -227,7 +230,8 @@ def test_chromium_reads_the_outbox_and_a_message_over_https(self_signed: Running
         page.goto(f"{self_signed.url}/_emulator/ui/")
         page.get_by_text("Seen in Chromium over TLS").first.click()
         page.wait_for_url(re.compile(f".*{email}.*"), timeout=30_000)
-        assert "Body over TLS" in page.frame_locator("iframe").first.locator("body").inner_text(timeout=30_000)
+        body = page.frame_locator("iframe").first.locator("body")
+        assert "Body over TLS" in body.inner_text(timeout=30_000)
         secure = {cookie["name"]: cookie["secure"] for cookie in context.cookies()}
         assert secure.get("emulator_ui_session") is True, secure
         context.close()
@@ -255,7 +259,8 @@ def test_smtp_serves_beside_https_with_the_same_certificate(certificate: tuple[P
 
 
 def test_the_self_signed_certificate_names_the_host_and_the_allowed_hosts() -> None:
-    with emulator("--no-smtp", "--allowed-host", "emulator.team.test", "--allowed-host", "10.1.2.3") as running:
+    hosts = ("--allowed-host", "emulator.team.test", "--allowed-host", "10.1.2.3")
+    with emulator("--no-smtp", *hosts) as running:
         cert = x509.load_pem_x509_certificate(presented(running.port).encode())
     names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert {"localhost", "emulator.team.test"} <= set(names.get_values_for_type(x509.DNSName))
@@ -268,15 +273,17 @@ def test_a_tls_cert_without_its_key_stops_the_start_with_one_line(certificate: t
     one_line(done, 2, "--tls-cert", "--tls-key")
 
 
-def test_a_certificate_with_the_wrong_key_stops_the_start_with_one_line(tmp_path: Path,
-                                                                       certificate: tuple[Path, Path]) -> None:
+def test_a_certificate_with_the_wrong_key_stops_the_start_with_one_line(
+        tmp_path: Path, certificate: tuple[Path, Path]) -> None:
     _, other_key = make_certificate(tmp_path, "other")
     done = start("--https", "--no-smtp", "--tls-cert", str(certificate[0]), "--tls-key", str(other_key))
     one_line(done, 2, "--tls-cert", "not a usable certificate and key")
 
 
-def test_an_unreadable_key_stops_the_start_with_one_line(tmp_path: Path, certificate: tuple[Path, Path]) -> None:
-    done = start("--https", "--no-smtp", "--tls-cert", str(certificate[0]), "--tls-key", str(tmp_path / "no.key"))
+def test_a_missing_key_file_stops_the_start_with_one_line(tmp_path: Path,
+                                                          certificate: tuple[Path, Path]) -> None:
+    missing = str(tmp_path / "no.key")
+    done = start("--https", "--no-smtp", "--tls-cert", str(certificate[0]), "--tls-key", missing)
     one_line(done, 2, "--tls-key", "no such file")
 
 
