@@ -14,7 +14,7 @@ from collections.abc import Coroutine, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from types import FrameType
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from emulator import __version__, preflight
 from emulator.core import clock
@@ -22,6 +22,9 @@ from emulator.core.clock import parse_iso
 from emulator.core.config import Settings, StartupError
 from emulator.core.net import bind, is_loopback
 from emulator.core.stdout import say
+
+if TYPE_CHECKING:
+    import ssl
 
 ENV_PREFIX = "RESEND_EMULATOR_"
 T = TypeVar("T")
@@ -148,7 +151,10 @@ def build_parser() -> argparse.ArgumentParser:
     option("--no-smtp", "NO_SMTP", "do not start the SMTP servers", action="store_true")
     option("--smtp-auth-plaintext", "SMTP_AUTH_PLAINTEXT",
            "test switch: offer SMTP AUTH before TLS (the real relay never does)", action="store_true")
-    option("--tls-cert", "TLS_CERT", "PEM certificate for SMTP TLS (default: self-signed at start)")
+    option("--https", "HTTPS", "serve the HTTP port (API and UI) over TLS 1.2+, with --tls-cert/--tls-key"
+           " or else the self-signed certificate SMTP presents", action="store_true")
+    option("--tls-cert", "TLS_CERT", "PEM certificate for SMTP TLS and --https (default: self-signed, made"
+           " once, naming localhost, --host and the --allowed-host names)")
     option("--tls-key", "TLS_KEY", "PEM private key for --tls-cert")
     option("--db", "DB", "SQLite file to keep state in (default: in memory, gone at exit); one emulator"
            " per file, held by a lock on DB.lock beside it", default=":memory:")
@@ -215,7 +221,7 @@ def parse_settings(argv: Sequence[str] | None = None) -> Settings:
             build_parser().error(f"{flag} must be 0 (no limit) or a positive number, not {value}")
     return Settings(
         host=args.host, port=args.port, smtp=not args.no_smtp, smtp_port=args.smtp_port,
-        smtps_port=args.smtps_port, smtp_auth_plaintext=args.smtp_auth_plaintext,
+        smtps_port=args.smtps_port, smtp_auth_plaintext=args.smtp_auth_plaintext, https=args.https,
         tls_cert=args.tls_cert, tls_key=args.tls_key, db=args.db, seed=args.seed, api_keys=keys,
         clock=args.clock, clock_start=args.clock_start, strict_domains=args.strict_domains,
         rate_limit=args.rate_limit, daily_quota=args.daily_quota, monthly_quota=args.monthly_quota,
@@ -236,11 +242,13 @@ async def serve(settings: Settings, sock: socket.socket,
     from emulator.core.wire import WholeResponses
 
     app = create_app(settings)
+    context = https_context(app.state.emu) if settings.https else None
     # Open UI event streams would otherwise hold a shutdown for up to their 15 s reconnect period.
     config = uvicorn.Config(app, http=WholeResponses, log_level="error" if settings.quiet else "warning",
-                            access_log=False, lifespan="off", ws="none", timeout_graceful_shutdown=1)
+                            access_log=False, lifespan="off", ws="none", timeout_graceful_shutdown=1,
+                            ssl_context_factory=(lambda *_: context) if context else None)
     host, port = sock.getsockname()[:2]
-    app.state.emu.state["http_url"] = f"http://{host}:{port}"
+    app.state.emu.state["http_url"] = f"{settings.scheme}://{host}:{port}"
     app.state.emu.state["on_ready"] = on_ready
     app.state.emu.state["smtp_sockets"] = smtp_sockets or {}
     server = serving_server(config)
@@ -264,6 +272,15 @@ async def serve(settings: Settings, sock: socket.socket,
             raise
         raise StartFailed(f"{type(error).__name__}: {error}") from error
     return list(server.caught)
+
+
+def https_context(emu: Any) -> ssl.SSLContext:
+    """The HTTP port's TLS context: the certificate SMTP presents too (one PEM to trust for both). A
+    user's files are loaded now, so a wrong pair stops the start with one line."""
+    from emulator.core import tls
+
+    credentials, eager = tls.shared(emu.state, emu.settings)
+    return tls.server_context(credentials, eager=eager)
 
 
 def serving_server(config: Any) -> Any:
@@ -326,6 +343,9 @@ def print_banner(emu: Any) -> None:
     for name, port in emu.state.get("smtp_ports", {}).items():
         lines.append(f"  {name} on {emu.settings.host}:{port}")
     lines.append(f"  API key: {', '.join(emu.settings.provisioned_keys)}")
+    if emu.settings.https:
+        lines.append(f"  HTTPS with {emu.settings.tls_cert or 'the self-signed certificate'}"
+                     " (its PEM: GET /_emulator/smtp, field certificate)")
     if emu.settings.isolate_keys:
         lines.append("  --isolate-keys: any other well-formed key (re_ then letters, digits or _) works too,"
                      " each its own account")

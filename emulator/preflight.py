@@ -40,7 +40,7 @@ def check_others(settings: Settings) -> None:
         check_snapshot_dir(settings.snapshot_dir)
     if settings.seed_file:
         check_scenario(settings.seed_file)
-    if settings.smtp:
+    if settings.smtp or settings.https:
         check_tls(settings.tls_cert, settings.tls_key)
 
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import httpx
 
+from emulator.core.tls import client_context
 from emulator.smtp.server import certificate_pem
-from emulator.smtp.tls import client_context
 from emulator.testing import EmulatorServer
 from tests.conftest import AUTH, KEY, make_settings
 

@@ -30,6 +30,8 @@ class Settings:
     smtp_auth_plaintext: bool = False
     tls_cert: str | None = None
     tls_key: str | None = None
+    # Serve the HTTP port (API and UI) over TLS, with --tls-cert/--tls-key or the self-signed certificate.
+    https: bool = False
     db: str = ":memory:"
     seed: int = 0
     api_keys: list[str] = field(default_factory=list)
@@ -60,6 +62,10 @@ class Settings:
     allowed_hosts: list[str] = field(default_factory=list)
     # `HOST:PORT` of a spamd whose score the QA checks show (None: the spam check says how to enable it).
     spamassassin: str | None = None
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.https else "http"
 
     @property
     def provisioned_keys(self) -> list[str]:

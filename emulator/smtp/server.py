@@ -13,9 +13,8 @@ import socket
 import weakref
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from emulator.core.config import StartupError
+from emulator.core import tls
 from emulator.core.net import bind
-from emulator.smtp import tls
 from emulator.smtp.policy import HOSTNAME, IDENT, MAX_MESSAGE_BYTES, MAX_RECIPIENTS, USERNAME
 
 if TYPE_CHECKING:
@@ -51,24 +50,11 @@ def _factory(emu: Emulator, context: tls.ServerContext, implicit: bool,
     return build
 
 
-def _credentials(emu: Emulator) -> tuple[tls.Credentials, bool]:
-    """The certificate source, and whether to load it now (a user's files: fail at start if broken)."""
-    settings = emu.settings
-    if settings.tls_cert and settings.tls_key:
-        cert, key = settings.tls_cert, settings.tls_key
-        return tls.Credentials(lambda: tls.load(cert, key), source=cert), True
-    if settings.tls_cert or settings.tls_key:
-        given = ("--tls-cert", settings.tls_cert) if settings.tls_cert else ("--tls-key", settings.tls_key)
-        raise StartupError(*given, "--tls-cert and --tls-key go together", "give both, or neither")
-    return tls.Credentials(lambda: tls.self_signed(settings.host)), False
-
-
 async def start(emu: Emulator) -> None:
     if not emu.settings.smtp:
         return
-    credentials, eager = _credentials(emu)
+    credentials, eager = tls.shared(emu.state, emu.settings)
     context = tls.server_context(credentials, eager=eager)
-    emu.state["tls_credentials"] = credentials
     # Sockets may be bound before the app starts (the CLI does, so a busy port fails fast).
     sockets: dict[str, socket.socket] = emu.state.pop("smtp_sockets", {})
     listeners: list[Listener] = []

@@ -11,10 +11,13 @@ import json as _json
 import threading
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
 from emulator.resources.webhooks.catalogue import EMAIL_EVENTS
+
+if TYPE_CHECKING:
+    import ssl
 
 PREFIX = "/_emulator"
 STALE = (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError)
@@ -35,9 +38,11 @@ class Transport:
     handle. Plain `http.client`: the handle is imported by every test session, and an HTTP client
     library would add a tenth of a second to its start."""
 
-    def __init__(self, url: str, api_key: str, timeout: float = 30.0) -> None:
+    def __init__(self, url: str, api_key: str, timeout: float = 30.0,
+                 ssl_context: ssl.SSLContext | None = None) -> None:
         self.api_key = api_key
         self.timeout = timeout
+        self.ssl_context = ssl_context  # for an https URL (None: the system's trusted certificates)
         self._local = threading.local()
         self._connections: list[http.client.HTTPConnection] = []
         self._lock = threading.Lock()
@@ -107,8 +112,9 @@ class Transport:
     def _connection(self) -> http.client.HTTPConnection:
         connection: http.client.HTTPConnection | None = getattr(self._local, "connection", None)
         if connection is None:
-            kind = http.client.HTTPSConnection if self._secure else http.client.HTTPConnection
-            connection = self._local.connection = kind(self._netloc, timeout=self.timeout)
+            connection = self._local.connection = (
+                http.client.HTTPSConnection(self._netloc, timeout=self.timeout, context=self.ssl_context)
+                if self._secure else http.client.HTTPConnection(self._netloc, timeout=self.timeout))
             with self._lock:
                 self._connections.append(connection)
         return connection

@@ -58,16 +58,19 @@ class EmulatorClient:
 
     `url` is the HTTP base URL, `api_key` the key the handle uses for the API and account-scoped
     control calls; `smtp_host`/`smtp_port` say where SMTP listens (None when disabled or unknown).
+    `ssl_context` is what an `https://` URL is verified with (None: the system's trusted certificates).
     """
 
     def __init__(self, url: str, api_key: str, *, smtp_host: str | None = None,
-                 smtp_port: int | None = None, smtps_port: int | None = None) -> None:
+                 smtp_port: int | None = None, smtps_port: int | None = None,
+                 ssl_context: ssl.SSLContext | None = None) -> None:
         self.url = url.rstrip("/")
         self.api_key = api_key
         self.smtp_host = smtp_host
         self.smtp_port = smtp_port
         self.smtps_port = smtps_port
-        self._transport = Transport(self.url, api_key)
+        self.ssl_context = ssl_context
+        self._transport = Transport(self.url, api_key, ssl_context=ssl_context)
         self.outbox = Outbox(self._transport)
         self.clock = ClockControl(self._transport)
         self.faults = FaultControl(self._transport)
@@ -167,9 +170,12 @@ class EmulatorServer(EmulatorClient):
     """The emulator in a background thread of this process, on free ports of 127.0.0.1.
 
     Keyword overrides are `Settings` fields (`isolate_keys=True`, `clock="frozen"`, `seed=7`,
-    `seed_file=...`, `smtp=False`, ...) applied to `settings`, or to defaults with every port 0 (free)
-    when no `settings` is given. Use it as a context manager, or call `start()` and `stop()`. `emu` is
-    the live `Emulator`, for in-process access through `call()`.
+    `seed_file=...`, `smtp=False`, `https=True`, ...) applied to `settings`, or to defaults with every
+    port 0 (free) when no `settings` is given. Use it as a context manager, or call `start()` and
+    `stop()`. `emu` is the live `Emulator`, for in-process access through `call()`.
+
+    With `https=True` the URL is `https://`, and `certificate_pem` / `ssl_context` are the certificate
+    to trust (`httpx.Client(verify=server.ssl_context)`); the handle's own calls already trust it.
     """
 
     def __init__(self, settings: Settings | None = None, **overrides: Any) -> None:
@@ -182,6 +188,7 @@ class EmulatorServer(EmulatorClient):
         self._failure: BaseException | None = None
         self._emu: Emulator | None = None
         self._baseline: Baseline | None = None
+        self.certificate_pem: str | None = None  # with https=True: the PEM the HTTPS port presents
         super().__init__("http://127.0.0.1:0", self.settings.provisioned_keys[0])
 
     @property
@@ -198,13 +205,13 @@ class EmulatorServer(EmulatorClient):
         port = sock.getsockname()[1]
         app = create_app(self.settings)
         self._emu = app.state.emu
-        self.url = f"http://127.0.0.1:{port}"
+        self.url = f"{self.settings.scheme}://127.0.0.1:{port}"
         self._emu.state["http_url"] = self.url
         ready = threading.Event()
         self._emu.state["on_ready"] = lambda emu: self._ready(ready)
         from emulator.testing.serving import thread_server
 
-        self._server = thread_server(app)
+        self._server = thread_server(app, self._tls() if self.settings.https else None)
         self._thread = threading.Thread(target=self._serve, args=(sock, ready), daemon=True,
                                         name=f"resend-emulator:{port}")
         with _startup_errors() as seen:
@@ -220,6 +227,14 @@ class EmulatorServer(EmulatorClient):
         self.smtp_port, self.smtps_port = _pick_ports(ports)
         self.mark_baseline()
         return self
+
+    def _tls(self) -> ssl.SSLContext:
+        from emulator.core import tls
+
+        credentials, eager = tls.shared(self.emu.state, self.settings)
+        self.certificate_pem = credentials.certificate.cert_pem.decode()
+        self.ssl_context = self._transport.ssl_context = tls.client_context(credentials.certificate.cert_pem)
+        return tls.server_context(credentials, eager=eager)
 
     def mark_baseline(self) -> None:
         """Make the current state the one `reset()` returns to (after loading a scenario, say)."""

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import importlib.util
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -105,10 +106,12 @@ class ThreadServer(uvicorn.Server):
         await self.lifespan.shutdown()
 
 
-def thread_server(app: Any) -> ThreadServer:
+def thread_server(app: Any, context: ssl.SSLContext | None = None) -> ThreadServer:
+    """`context`: serve over TLS with it (Settings.https)."""
     # ws="none": the emulator serves no websockets (live UI updates are SSE), and loading a websocket
     # protocol costs uvicorn a few tens of milliseconds at start.
     config = uvicorn.Config(app, loop="uvloop", http=WholeResponses, ws="none", lifespan="on",
-                            log_level="error", access_log=False)
+                            log_level="error", access_log=False,
+                            ssl_context_factory=(lambda *_: context) if context else None)
     # uvicorn leaves signal handlers alone when it runs outside the main thread.
     return ThreadServer(config)

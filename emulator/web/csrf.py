@@ -68,7 +68,9 @@ def keep(request: Request, response: Response) -> Response:
     """Set the session cookie when this request started the session."""
     made = getattr(request.state, "ui_session", None)
     if made is not None:
-        response.set_cookie(SESSION_COOKIE, str(made), httponly=True, samesite="strict")
+        # Secure over --https: a browser then never sends the session over plain HTTP to this host.
+        response.set_cookie(SESSION_COOKIE, str(made), httponly=True, samesite="strict",
+                            secure=request.url.scheme == "https")
     return response
 
 

@@ -20,7 +20,8 @@ async def choose_theme(request: Request) -> Response:
     back = form.get("back", [""])[0] or f"{UI}/"
     response = redirect(back if back.startswith(f"{UI}/") else f"{UI}/")
     if theme in THEMES:
-        response.set_cookie(THEME_COOKIE, theme, max_age=365 * 86400, httponly=True, samesite="strict")
+        response.set_cookie(THEME_COOKIE, theme, max_age=365 * 86400, httponly=True, samesite="strict",
+                            secure=request.url.scheme == "https")
     return response
 
 

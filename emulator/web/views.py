@@ -52,7 +52,8 @@ def _remember_account(request: Request, response: Response) -> Response:
         return response
     # A cookie holds Latin-1 only: a name outside printable ASCII is no account the switcher offers.
     if chosen and site == "same-origin" and chosen.isascii() and chosen.isprintable():
-        response.set_cookie(ACCOUNT_COOKIE, chosen[:200], httponly=True, samesite="strict")
+        response.set_cookie(ACCOUNT_COOKIE, chosen[:200], httponly=True, samesite="strict",
+                            secure=request.url.scheme == "https")
     return response
 
 

@@ -60,7 +60,7 @@ CONTACT_FIELDS = {"FIRST_NAME": "first_name", "LAST_NAME": "last_name", "EMAIL":
 
 def base_url(tx: Tx) -> str:
     settings = tx.emu.settings
-    return str(tx.emu.state.get("http_url") or f"http://{settings.host}:{settings.port}")
+    return str(tx.emu.state.get("http_url") or f"{settings.scheme}://{settings.host}:{settings.port}")
 
 
 class Personaliser:

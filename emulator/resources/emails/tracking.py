@@ -48,7 +48,7 @@ UNTRACKED = ("/_emulator/unsubscribe/", "{{{RESEND_UNSUBSCRIBE_URL}}}")
 
 def base_url(tx: Tx) -> str:
     settings = tx.emu.settings
-    return str(tx.emu.state.get("http_url") or f"http://{settings.host}:{settings.port}")
+    return str(tx.emu.state.get("http_url") or f"{settings.scheme}://{settings.host}:{settings.port}")
 
 
 def _trackable(url: str) -> bool:
