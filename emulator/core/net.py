@@ -97,3 +97,18 @@ def names_this_machine(host: str) -> bool:
     if name in ("localhost", socket.gethostname().lower()) or name.endswith(".localhost"):
         return True
     return is_this_machine(name)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether listening on `host` keeps the server on this machine: `localhost`, 127.0.0.0/8 or ::1.
+    An empty host or 0.0.0.0 (every interface) is not; nor is a name, which may resolve anywhere."""
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        ip = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback
