@@ -341,9 +341,9 @@ def print_banner(emu: Any) -> None:
                      " each its own account")
     if "scenario_summary" in emu.state:
         lines.append(f"  {emu.state['scenario_summary']}")
-    lines.append(f"  outbox UI: {emu.state['http_url']}/_emulator/ui/")
     if emu.settings.ui_auth_file:
-        lines.append(f"  UI and control plane: sign-in with a user of {emu.settings.ui_auth_file}")
+        lines.append(f"  UI and control plane: sign in as a user of {emu.settings.ui_auth_file}")
+    lines.append(f"  outbox UI: {emu.state['http_url']}/_emulator/ui/")
     say("\n".join(lines) + "\n")
 
 
