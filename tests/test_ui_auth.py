@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import re
-from base64 import b64encode
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
+from base64 import b64encode
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -29,7 +29,8 @@ EXPECTED_CHALLENGE = 'Basic realm="resend-emulator", charset="UTF-8"'
 # Open without a password, and only these: health for load balancers, the pages recipients' mail
 # clients call from anywhere (unsubscribe links, open and click tracking; emulator/api/basic_auth.py).
 OPEN = re.compile(r"^/_emulator/(health$|unsubscribe/|t/)")
-EMAIL = {"from": "qa@example.com", "to": ["ada@example.com"], "subject": "Welcome aboard", "html": "<p>hi</p>"}
+EMAIL = {"from": "qa@example.com", "to": ["ada@example.com"], "subject": "Welcome aboard",
+         "html": "<p>hi</p>"}
 
 
 def htpasswd(*args: str) -> None:
@@ -148,7 +149,8 @@ def test_health_and_the_recipient_pages_need_no_password(server: EmulatorServer)
         assert httpx.get(f"{server.url}{path}").status_code != 401, path
 
 
-def test_the_api_takes_its_key_without_a_password(server: EmulatorServer, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_api_takes_its_key_without_a_password(server: EmulatorServer,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     server.reset()
     monkeypatch.setattr(resend, "api_url", server.url)
     monkeypatch.setattr(resend, "api_key", KEY)
@@ -166,7 +168,8 @@ def test_a_ui_user_is_no_api_key(server: EmulatorServer, user: tuple[str, str]) 
             assert "www-authenticate" not in answer.headers
 
 
-def test_a_changed_password_counts_without_a_restart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_changed_password_counts_without_a_restart(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
     path = users_file(tmp_path)
     with EmulatorServer(make_settings(port=0, ui_auth_file=str(path))) as running:
         outbox = f"{running.url}/_emulator/outbox"
@@ -179,8 +182,15 @@ def test_a_changed_password_counts_without_a_restart(tmp_path: Path, capsys: pyt
         capsys.readouterr()
         path.write_text("alice:$apr1$PaYFRAnX$PtHcyOu9LA3bGwPqQNPF20\n")
         said: list[str] = []
-        _eventually(lambda: httpx.get(outbox, auth=BOB).status_code == 200
-                    and "--ui-auth-file" in "".join(said + [capsys.readouterr().err]) or said.append(""))
+
+        def warned() -> bool:  # the file is looked at when a request needs it
+            assert httpx.get(outbox, auth=BOB).status_code == 200
+            said.append(capsys.readouterr().err)
+            return "--ui-auth-file" in "".join(said)
+
+        _eventually(warned)
+        assert "user 'alice': MD5 (apr1) passwords are not accepted" in "".join(said)
+        assert "keeping the previous users" in "".join(said)
         assert httpx.get(outbox, auth=("alice", "new password")).status_code == 200
         # A file moved into place (a new inode, as `mv` or a config tool does) takes over.
         fresh = tmp_path / "fresh"
@@ -190,10 +200,10 @@ def test_a_changed_password_counts_without_a_restart(tmp_path: Path, capsys: pyt
         assert httpx.get(outbox, auth=("alice", "new password")).status_code == 401
 
 
-def _eventually(check: object, timeout: float = 60.0) -> None:
+def _eventually(check: Callable[[], bool], timeout: float = 60.0) -> None:
     """The file is looked at about once a second: wait for it, generously, without a timed assertion."""
     deadline = time.monotonic() + timeout
-    while not check():  # type: ignore[operator]
+    while not check():
         assert time.monotonic() < deadline, "the change to the file never took effect"
         time.sleep(0.1)
 
@@ -264,8 +274,13 @@ def test_chromium_with_credentials_sees_the_outbox_and_without_gets_401(server: 
     with chromium() as browser:
         signed_in = browser.new_context(http_credentials={"username": ALICE[0], "password": ALICE[1]})
         page = signed_in.new_page()
-        assert page.goto(f"{server.url}/") is not None
+        statuses: list[int] = []
+        page.on("response", lambda answer: statuses.append(answer.status))
+        with page.expect_response(lambda answer: "/_emulator/ui/events" in answer.url) as stream:
+            assert page.goto(f"{server.url}/") is not None  # the redirect, the page, its files, its stream
         expect(page.get_by_text("Welcome aboard").first).to_be_visible()
+        assert stream.value.status == 200
+        assert 401 not in statuses
         signed_in.close()
         # Without credentials headless Chromium gives up on the challenge (ERR_INVALID_AUTH_CREDENTIALS, no
         # prompt to type into): the page gets the 401 and never the outbox.
@@ -278,3 +293,13 @@ def test_chromium_with_credentials_sees_the_outbox_and_without_gets_401(server: 
         assert [(answer.status, answer.headers.get("www-authenticate")) for answer in answers] == [
             (401, EXPECTED_CHALLENGE)]  # and nothing else: no outbox behind it
         anonymous.close()
+
+
+@pytest.mark.parametrize(("host", "loopback"), [
+    ("127.0.0.1", True), ("127.8.9.10", True), ("::1", True), ("[::1]", True), ("localhost", True),
+    ("LOCALHOST", True), ("::ffff:127.0.0.1", True), ("0.0.0.0", False), ("::", False), ("", False),
+    ("192.168.1.20", False), ("team-host.example", False), ("localhost.example", False)])
+def test_which_hosts_count_as_loopback(host: str, loopback: bool) -> None:
+    from emulator.core.net import is_loopback
+
+    assert is_loopback(host) is loopback
