@@ -100,12 +100,13 @@ def test_the_route_table_walk_finds_the_ui_the_control_plane_and_the_open_pages(
                for path in paths)
 
 
-@pytest.mark.parametrize("who", ["no credentials", "a wrong password", "an unknown user",
-                                 "a bearer API key", "a broken header"])
+@pytest.mark.parametrize("who", ["no credentials", "a wrong bcrypt password", "a wrong SHA password",
+                                 "an unknown user", "a bearer API key", "a broken header"])
 def test_every_ui_and_control_plane_route_answers_401_without_a_user(server: EmulatorServer,
                                                                       who: str) -> None:
     headers = {"no credentials": {},
-               "a wrong password": _basic("alice", "wrong"),
+               "a wrong bcrypt password": _basic("alice", "wrong"),
+               "a wrong SHA password": _basic("bob", "wrong"),
                "an unknown user": _basic("mallory", ALICE[1]),
                "a bearer API key": {"Authorization": f"Bearer {KEY}"},
                "a broken header": {"Authorization": "Basic !!not-base64!!"}}[who]
