@@ -172,12 +172,25 @@ def _print_line(line: str) -> None:
     say(line + "\n")
 
 
+def _sign_in(settings: Settings) -> list[Middleware]:
+    """`--ui-auth-file`: inside the guard (a foreign Host is refused before any password is checked), and
+    only when set, so an emulator without it pays not even a hop for it."""
+    if not settings.ui_auth_file:
+        return []
+    from emulator.api.basic_auth import BasicAuth
+    from emulator.api.htpasswd import Users
+
+    return [Middleware(BasicAuth, users=Users(settings.ui_auth_file))]
+
+
 def _middleware(settings: Settings, api_routes: list[BaseRoute]) -> list[Middleware]:
     """Outermost first: the access log sees every answer, the guard refuses before anything is read,
-    literal API paths go straight to their endpoints (ApiShortcut), the barrier turns a crash into a
-    Resend-shaped 500 on a connection that stays open."""
+    the sign-in (--ui-auth-file) asks the UI's and control plane's callers for a password, literal API
+    paths go straight to their endpoints (ApiShortcut), the barrier turns a crash into a Resend-shaped
+    500 on a connection that stays open."""
     guarded = [Middleware(Guard, bound_host=settings.host, allowed=settings.allowed_hosts,
                           max_body=settings.max_body_bytes),
+               *_sign_in(settings),
                Middleware(ApiShortcut, endpoints=literal_endpoints(api_routes)),
                Middleware(Barrier)]
     return [Middleware(AccessLog, write=_print_line), *guarded] if settings.log_requests else guarded

@@ -204,6 +204,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="also answer requests whose Host is NAME (repeatable; `*` for any), e.g. a container's"
              " service name; by default only the bound host and loopback names"
              f" [env {ENV_PREFIX}ALLOWED_HOSTS, comma-separated]")
+    option("--ui-auth-file", "UI_AUTH_FILE", "htpasswd file (bcrypt as `htpasswd -B` writes, or {SHA})"
+           " whose users alone may open the web UI and the control plane (/_emulator/*, except health"
+           " and the unsubscribe and tracking links mail recipients follow); re-read when it changes."
+           " The Resend API keeps using API keys only", metavar="FILE")
+    option("--no-ui-auth", "NO_UI_AUTH", "start on a --host other than loopback without --ui-auth-file,"
+           " leaving the UI and control plane open to anyone who reaches the port (all mail, reset):"
+           " only where a trusted network alone reaches it, e.g. inside a container whose port only"
+           " that network can reach", action="store_true")
     return parser
 
 
@@ -219,17 +227,21 @@ def parse_settings(argv: Sequence[str] | None = None) -> Settings:
     for flag, value in (("--daily-quota", args.daily_quota), ("--monthly-quota", args.monthly_quota)):
         if value < 0:
             build_parser().error(f"{flag} must be 0 (no limit) or a positive number, not {value}")
+    if args.ui_auth_file and args.no_ui_auth:
+        build_parser().error("--ui-auth-file and --no-ui-auth contradict each other: give one of them")
     return Settings(
         host=args.host, port=args.port, smtp=not args.no_smtp, smtp_port=args.smtp_port,
         smtps_port=args.smtps_port, smtp_auth_plaintext=args.smtp_auth_plaintext, https=args.https,
         tls_cert=args.tls_cert, tls_key=args.tls_key, db=args.db, seed=args.seed, api_keys=keys,
         clock=args.clock, clock_start=args.clock_start, strict_domains=args.strict_domains,
         rate_limit=args.rate_limit, daily_quota=args.daily_quota, monthly_quota=args.monthly_quota,
-        isolate_keys=args.isolate_keys, ui_sign_in=args.isolate_keys and not is_loopback(args.host),
-        seed_file=args.seed_file,
+        isolate_keys=args.isolate_keys, seed_file=args.seed_file,
+        # A team host (issue 38): signed in with a password, or reachable from other machines.
+        ui_sign_in=args.isolate_keys and (bool(args.ui_auth_file) or not is_loopback(args.host)),
         restore=args.restore, quiet=args.quiet, log_requests=args.log_requests,
         snapshot_dir=args.snapshot_dir, max_emails=args.max_emails, max_age=args.max_age,
         allowed_hosts=args.allowed_host or _names(_env("ALLOWED_HOSTS")), spamassassin=args.spamassassin,
+        ui_auth_file=args.ui_auth_file, no_ui_auth=args.no_ui_auth,
     )
 
 
@@ -353,6 +365,8 @@ def print_banner(emu: Any) -> None:
         lines.append("  web UI: sign in with an API key to see that key's mail (not on loopback: required)")
     if "scenario_summary" in emu.state:
         lines.append(f"  {emu.state['scenario_summary']}")
+    if emu.settings.ui_auth_file:
+        lines.append(f"  UI and control plane: sign in as a user of {emu.settings.ui_auth_file}")
     lines.append(f"  outbox UI: {emu.state['http_url']}/_emulator/ui/")
     say("\n".join(lines) + "\n")
 

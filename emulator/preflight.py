@@ -11,6 +11,7 @@ from contextlib import closing
 from pathlib import Path
 
 from emulator.core.config import Settings, StartupError
+from emulator.core.net import is_loopback
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 IN_MEMORY = ("", ":memory:")
@@ -20,6 +21,7 @@ def check(settings: Settings) -> int | None:
     """Raise a StartupError for the first flag the emulator could not start with. Return the descriptor
     of the `--db` file's lock, held for the life of the process (None: no file, no lock)."""
     lock = None
+    check_exposure(settings)
     try:
         if settings.db not in IN_MEMORY and not settings.db.startswith("file:"):
             check_db(settings.db)
@@ -42,6 +44,34 @@ def check_others(settings: Settings) -> None:
         check_scenario(settings.seed_file)
     if settings.smtp or settings.https:
         check_tls(settings.tls_cert, settings.tls_key)
+    if settings.ui_auth_file:
+        check_ui_auth_file(settings.ui_auth_file)
+
+
+def check_exposure(settings: Settings) -> None:
+    """Exposed means protected (issue 38): beyond loopback, the UI and control plane (all mail, reset)
+    need a sign-in, or an explicit --no-ui-auth."""
+    if is_loopback(settings.host) or settings.ui_auth_file or settings.no_ui_auth:
+        return
+    raise StartupError("--host", settings.host, "not loopback, and without a sign-in anyone who reaches the"
+                       " port could read all mail and reset the emulator",
+                       "give --ui-auth-file FILE, made with `htpasswd -B -c FILE USER`, or --no-ui-auth"
+                       " where only a trusted network reaches the port")
+
+
+def check_ui_auth_file(value: str) -> None:
+    from emulator.api.htpasswd import HtpasswdError, read
+
+    advice = "create it with: htpasswd -B -c FILE USER"
+    if not Path(value).is_file():
+        raise StartupError("--ui-auth-file", value, "no such file", advice)
+    try:
+        read(value)
+    except OSError as exc:
+        raise StartupError("--ui-auth-file", value, f"cannot read it: {exc.strerror}",
+                           "give an htpasswd file you can read", usage=False) from None
+    except HtpasswdError as exc:
+        raise StartupError("--ui-auth-file", value, exc.args[0], exc.advice) from None
 
 
 def check_db(value: str) -> None:

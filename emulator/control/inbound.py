@@ -184,7 +184,9 @@ async def inject(request: Request) -> Response:
 
 async def address(request: Request) -> Response:
     emu = emulator_of(request)
-    token = request.headers.get("authorization", "").partition(" ")[2].strip()
+    # Only a Bearer key names an account: under --ui-auth-file this header carries the Basic sign-in.
+    scheme, _, token = request.headers.get("authorization", "").strip().partition(" ")
+    token = token.strip() if scheme.lower() == "bearer" else ""
     # An isolated key not used yet gets its account now, so mail to the address it is given lands
     # there and not in the default account (issue 36).
     credential = await credential_of(emu, token) if token else None

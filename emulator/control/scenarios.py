@@ -247,8 +247,9 @@ async def _email(tx: Tx, item: dict[str, Any], credential: Credential) -> dict[s
 async def _account_for(emu: Emulator, request: Request, body: dict[str, Any]) -> str:
     """The key's account (from `api_key` or the bearer header); an isolated key not used yet gets its
     account now, so the scenario's rows have an owner."""
-    header = request.headers.get("authorization", "")
-    token = body.get("api_key") or header.partition(" ")[2].strip() or None
+    # Only a Bearer key names an account: under --ui-auth-file this header carries the Basic sign-in.
+    scheme, _, bearer = request.headers.get("authorization", "").strip().partition(" ")
+    token = body.get("api_key") or (bearer.strip() if scheme.lower() == "bearer" else "") or None
     if token is None:
         return DEFAULT_ACCOUNT
     account = account_of_key(emu, token)

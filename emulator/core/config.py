@@ -62,6 +62,10 @@ class Settings:
     allowed_hosts: list[str] = field(default_factory=list)
     # `HOST:PORT` of a spamd whose score the QA checks show (None: the spam check says how to enable it).
     spamassassin: str | None = None
+    # An htpasswd file whose users alone may open the web UI and the control plane (None: no sign-in).
+    ui_auth_file: str | None = None
+    # Listening beyond loopback without `ui_auth_file` was asked for knowingly (--no-ui-auth).
+    no_ui_auth: bool = False
 
     @property
     def scheme(self) -> str:

@@ -32,6 +32,12 @@ MISSING_API_KEY = _kind(401, "missing_api_key", "Missing API key in the authoriz
 RESTRICTED_API_KEY = _kind(
     401, "restricted_api_key", "This API key is restricted to only send emails."
 )
+# The emulator's own, not Resend's: the UI or control plane without a user of --ui-auth-file (issue 38).
+# One entry for a missing header, an unknown user and a wrong password alike: the answer tells nothing.
+UI_AUTH_REQUIRED = _kind(
+    401, "ui_auth_required",
+    "Sign in with a user name and password from --ui-auth-file to use the web UI and the control plane.",
+)
 INVALID_API_KEY = _kind(403, "invalid_api_key", "API key is invalid")
 # The emulator's own, not Resend's: a control-plane or UI request that no page of this UI made.
 CROSS_SITE_REQUEST = _kind(403, "cross_site_request", "The control plane refuses requests from other sites.")

@@ -100,12 +100,16 @@ def names_this_machine(host: str) -> bool:
 
 
 def is_loopback(host: str) -> bool:
-    """Whether `host`, as written (no lookup), is a loopback name or address: only this machine can
-    connect. `0.0.0.0`, a LAN address or a host name is not (issue 38: such a host is shared)."""
-    name = host.strip("[]").lower().rstrip(".")
-    if name == "localhost" or name.endswith(".localhost"):
+    """Whether listening on `host` keeps the server on this machine: `localhost`, 127.0.0.0/8 or ::1
+    (issue 38: any other host is shared). An empty host or 0.0.0.0 (every interface) is not; nor is a
+    name, which may resolve anywhere."""
+    name = host.strip().strip("[]").lower().rstrip(".")
+    if name == "localhost":
         return True
     try:
-        return ipaddress.ip_address(name.partition("%")[0]).is_loopback
+        ip = ipaddress.ip_address(name.partition("%")[0])
     except ValueError:
         return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback
