@@ -18,10 +18,11 @@ from typing import Any, NoReturn, TypeVar
 
 from emulator import __version__, preflight
 from emulator.core import clock
+from emulator.core.accounts import redacted_key
 from emulator.core.clock import parse_iso
 from emulator.core.config import Settings, StartupError
 from emulator.core.net import bind
-from emulator.core.stdout import say
+from emulator.core.stdout import JSON, LOG_FORMATS, TEXT, event, json_line, log_as_json, say
 
 ENV_PREFIX = "RESEND_EMULATOR_"
 T = TypeVar("T")
@@ -192,6 +193,10 @@ def build_parser() -> argparse.ArgumentParser:
            action="store_true")
     option(("--log-requests", "-v"), "LOG_REQUESTS", "print one line per HTTP request: method, path,"
            " status and milliseconds (default: requests are not logged)", action="store_true")
+    option("--log-format", "LOG_FORMAT", "text (default: the banner, then -v lines) or json: one JSON"
+           " object per line on stdout for the start (URLs and ports; keys redacted), every HTTP request"
+           " (method, route template as path, status, duration_ms, account; with or without -v, none"
+           " with --quiet), errors and the stop", choices=list(LOG_FORMATS), default=TEXT)
     option("--spamassassin", "SPAMASSASSIN", "a running spamd whose score and rules the Checks tab and"
            " /_emulator/outbox/{id}/qa show (default: no spam check)", type=_spamd, metavar="HOST:PORT")
     add("--allowed-host", action="append", default=None, metavar="NAME",
@@ -220,7 +225,7 @@ def parse_settings(argv: Sequence[str] | None = None) -> Settings:
         clock=args.clock, clock_start=args.clock_start, strict_domains=args.strict_domains,
         rate_limit=args.rate_limit, daily_quota=args.daily_quota, monthly_quota=args.monthly_quota,
         isolate_keys=args.isolate_keys, seed_file=args.seed_file,
-        restore=args.restore, quiet=args.quiet, log_requests=args.log_requests,
+        restore=args.restore, quiet=args.quiet, log_requests=args.log_requests, log_format=args.log_format,
         snapshot_dir=args.snapshot_dir, max_emails=args.max_emails, max_age=args.max_age,
         allowed_hosts=args.allowed_host or _names(_env("ALLOWED_HOSTS")), spamassassin=args.spamassassin,
     )
@@ -235,9 +240,13 @@ async def serve(settings: Settings, sock: socket.socket,
     from emulator.core.wire import WholeResponses
 
     app = create_app(settings)
+    json_log = settings.log_format == JSON
+    if json_log:
+        log_as_json()  # and uvicorn is told to leave its loggers to us (log_config=None)
     # Open UI event streams would otherwise hold a shutdown for up to their 15 s reconnect period.
     config = uvicorn.Config(app, http=WholeResponses, log_level="error" if settings.quiet else "warning",
-                            access_log=False, lifespan="off", ws="none", timeout_graceful_shutdown=1)
+                            access_log=False, lifespan="off", ws="none", timeout_graceful_shutdown=1,
+                            log_config=None if json_log else uvicorn.config.LOGGING_CONFIG)
     host, port = sock.getsockname()[:2]
     app.state.emu.state["http_url"] = f"http://{host}:{port}"
     app.state.emu.state["on_ready"] = on_ready
@@ -262,7 +271,9 @@ async def serve(settings: Settings, sock: socket.socket,
         if ready:
             raise
         raise StartFailed(f"{type(error).__name__}: {error}") from error
-    return list(server.caught)
+    caught = list(server.caught)
+    event(settings.log_format, "stop", None, signals=[signal.Signals(sig).name for sig in caught])
+    return caught
 
 
 def serving_server(config: Any) -> Any:
@@ -321,6 +332,9 @@ def on_ready(emu: Any) -> None:
 
 
 def print_banner(emu: Any) -> None:
+    if emu.settings.log_format == JSON:
+        json_line("start", **start_fields(emu))
+        return
     lines = [f"resend-emulator listening on {emu.state['http_url']}"]
     for name, port in emu.state.get("smtp_ports", {}).items():
         lines.append(f"  {name} on {emu.settings.host}:{port}")
@@ -332,6 +346,18 @@ def print_banner(emu: Any) -> None:
         lines.append(f"  {emu.state['scenario_summary']}")
     lines.append(f"  outbox UI: {emu.state['http_url']}/_emulator/ui/")
     say("\n".join(lines) + "\n")
+
+
+def start_fields(emu: Any) -> dict[str, Any]:
+    """The banner as JSON fields: where everything listens, and the keys only redacted (a log collector
+    keeps what it is given, and a key in it would let any reader send as the team)."""
+    url = emu.state["http_url"]
+    return {"version": __version__, "url": url, "ui_url": f"{url}/_emulator/ui/",
+            "smtp": {name: f"{emu.settings.host}:{port}"
+                     for name, port in emu.state.get("smtp_ports", {}).items()},
+            "api_keys": [redacted_key(key) for key in emu.settings.provisioned_keys],
+            "isolate_keys": emu.settings.isolate_keys, "scenario": emu.state.get("scenario_summary"),
+            "db": emu.settings.db, "pid": os.getpid()}
 
 
 def tune_for_serving() -> None:
@@ -370,16 +396,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     except KeyboardInterrupt:
         pass
     except StartupError as error:
-        fail(str(error), error.exit_code)
+        fail(str(error), error.exit_code, settings.log_format)
     except StartFailed as error:
-        fail(f"could not start: {error}", 1)
+        fail(f"could not start: {error}", 1, settings.log_format)
     finally:
         close_all(sockets)
         if lock is not None:
             os.close(lock)
 
 
-def fail(message: str, code: int) -> NoReturn:
+def fail(message: str, code: int, log_format: str = TEXT) -> NoReturn:
+    # The line on stderr in both formats (a person starting it reads that); with json also on stdout,
+    # where the log collector reads.
+    event(log_format, "error", None, level="error", message=message, exit_code=code)
     print(f"resend-emulator: {message}", file=sys.stderr, flush=True)
     raise SystemExit(code)
 
