@@ -4,8 +4,10 @@ and one that answers 500."""
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -136,3 +138,12 @@ def test_metrics_lines_have_help_and_type(live: LiveEmulator) -> None:
     assert families[P + "jobs_pending"] == "gauge"
     for name in families:
         assert f"# HELP {name}" in text and f"# TYPE {name}" in text
+
+
+def test_database_bytes_with_a_file_counts_the_file_and_its_log(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    with LiveEmulator(db=str(path)) as server:
+        assert server.http.post("/emails", json=SEND).status_code == 200
+        reported = only(scrape(server)[P + "database_bytes"])
+        on_disk = sum(os.path.getsize(name) for name in (path, f"{path}-wal") if os.path.exists(name))
+    assert 0 < reported <= on_disk
