@@ -122,7 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="A local, stateful emulator of the Resend email API. Every flag can also be set"
                     f" with an environment variable {ENV_PREFIX}<NAME> (shown for each flag).",
         epilog="Output: a banner with the URL, SMTP ports and API key, then errors only. HTTP requests"
-               " are not logged unless --log-requests (-v) is given. A start that fails prints one line"
+               " are not logged unless --log-requests (-v) is given. With --log-format json every stdout"
+               " line is one JSON object, and every request is logged (unless --quiet): what a team host's"
+               " log collector reads; keys never appear in it. A start that fails prints one line"
                " and exits with status 2 when an argument is wrong, 1 when the machine refuses (a port"
                " in use, a permission).",
     )
