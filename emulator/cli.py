@@ -217,6 +217,8 @@ def parse_settings(argv: Sequence[str] | None = None) -> Settings:
     keys = args.api_key
     if keys is None:
         keys = [k.strip() for k in (_env("API_KEYS") or "").split(",") if k.strip()]
+    if args.log_format not in LOG_FORMATS:  # argparse checks choices on the command line, not env defaults
+        build_parser().error(f"{ENV_PREFIX}LOG_FORMAT must be text or json, not {args.log_format!r}")
     for flag, value in (("--daily-quota", args.daily_quota), ("--monthly-quota", args.monthly_quota)):
         if value < 0:
             build_parser().error(f"{flag} must be 0 (no limit) or a positive number, not {value}")

@@ -5,6 +5,7 @@ The text format (banner, `-v` lines) is pinned by tests/test_cli.py."""
 from __future__ import annotations
 
 import json
+import os
 import smtplib
 import subprocess
 import sys
@@ -105,3 +106,18 @@ def test_a_start_that_fails_is_a_json_error_line_too() -> None:
     assert line["event"] == "error" and taken in line["message"]
     assert line["exit_code"] == failed.returncode == 1
     assert failed.stderr.startswith("resend-emulator: ")
+
+
+def test_the_format_can_come_from_the_environment_and_a_wrong_one_is_refused() -> None:
+    env = {**os.environ, "RESEND_EMULATOR_LOG_FORMAT": "json"}
+    process = subprocess.Popen([sys.executable, "-m", "emulator", "--port", "0", "--no-smtp"],
+                               stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert process.stdout is not None
+        assert json.loads(process.stdout.readline())["event"] == "start"
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+    wrong = subprocess.run([sys.executable, "-m", "emulator", "--port", "0"], capture_output=True, text=True,
+                           env={**os.environ, "RESEND_EMULATOR_LOG_FORMAT": "xml"}, timeout=60)
+    assert wrong.returncode == 2 and "RESEND_EMULATOR_LOG_FORMAT must be text or json" in wrong.stderr
