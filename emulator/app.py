@@ -17,11 +17,12 @@ from starlette.routing import BaseRoute, Match, NoMatchFound
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from emulator.api import idempotency, request_log
-from emulator.api.access_log import AccessLog
+from emulator.api.access_log import RequestWriter, json_request, text_line
 from emulator.api.barrier import Barrier
 from emulator.api.guard import Guard
 from emulator.api.ops import Op, error_response
 from emulator.api.pipeline import ApiShortcut, build_routes, literal_endpoints
+from emulator.api.telemetry import Telemetry
 from emulator.control import base as control
 from emulator.control import (
     domains as control_domains,
@@ -42,13 +43,14 @@ from emulator.control import (
 from emulator.control import (
     faults as api_faults,
 )
+from emulator.control import metrics as control_metrics
 from emulator.control import oauth as control_oauth
 from emulator.control import smtp as control_smtp
-from emulator.core import errors, events, jobs
+from emulator.core import errors, events, jobs, metrics
 from emulator.core.config import Settings
 from emulator.core.emulator import Emulator
 from emulator.core.errors import ApiError
-from emulator.core.stdout import say
+from emulator.core.stdout import JSON
 from emulator.resources import MODULES
 from emulator.smtp import server as smtp
 
@@ -59,7 +61,7 @@ KERNEL_MODULES: list[Any] = [events, jobs, idempotency, request_log]
 # TABLES, OPS, ROUTES, `install(emu)` (at creation) and `async start(emu)` / `async stop(emu)`.
 EXTENSIONS: list[Any] = [control, outbox, housekeeping, reads, control_domains, control_smtp, files,
                          webhook_faults, smtp, inbound, api_faults, snapshots, scenarios, engagement,
-                         control_oauth, search, retention]
+                         control_oauth, search, retention, control_metrics]
 
 
 class LazyRoutes(BaseRoute):
@@ -91,7 +93,8 @@ class LazyRoutes(BaseRoute):
         return partial
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await scope.pop("lazy_route").handle(scope, receive, send)
+        route = scope["route"] = scope.pop("lazy_route")  # the route that answers, for api/telemetry.py
+        await route.handle(scope, receive, send)
 
     def url_path_for(self, name: str, /, **path_params: Any) -> Any:
         for route in self._routes or []:
@@ -168,8 +171,12 @@ async def _write_deferred(emu: Emulator) -> None:
             log.exception("could not write the last request-log rows")
 
 
-def _print_line(line: str) -> None:
-    say(line + "\n")
+def _request_writer(settings: Settings) -> RequestWriter | None:
+    # With --log-format json every request is a line (what a log collector wants) unless --quiet;
+    # in text, only with -v, as before.
+    if settings.log_format == JSON:
+        return None if settings.quiet else json_request
+    return text_line if settings.log_requests else None
 
 
 def _sign_in(settings: Settings) -> list[Middleware]:
@@ -183,17 +190,18 @@ def _sign_in(settings: Settings) -> list[Middleware]:
     return [Middleware(BasicAuth, users=Users(settings.ui_auth_file))]
 
 
-def _middleware(settings: Settings, api_routes: list[BaseRoute]) -> list[Middleware]:
-    """Outermost first: the access log sees every answer, the guard refuses before anything is read,
-    the sign-in (--ui-auth-file) asks the UI's and control plane's callers for a password, literal API
-    paths go straight to their endpoints (ApiShortcut), the barrier turns a crash into a Resend-shaped
-    500 on a connection that stays open."""
-    guarded = [Middleware(Guard, bound_host=settings.host, allowed=settings.allowed_hosts,
-                          max_body=settings.max_body_bytes),
-               *_sign_in(settings),
-               Middleware(ApiShortcut, endpoints=literal_endpoints(api_routes)),
-               Middleware(Barrier)]
-    return [Middleware(AccessLog, write=_print_line), *guarded] if settings.log_requests else guarded
+def _middleware(emu: Emulator, api_routes: list[BaseRoute]) -> list[Middleware]:
+    """Outermost first: telemetry (metrics, request lines) sees every answer, the guard refuses before
+    anything is read, the sign-in (--ui-auth-file) asks the UI's and control plane's callers for a
+    password, literal API paths go straight to their endpoints (ApiShortcut), the barrier turns a crash
+    into a Resend-shaped 500 on a connection that stays open."""
+    settings = emu.settings
+    return [Middleware(Telemetry, metrics=metrics.of(emu), write=_request_writer(settings)),
+            Middleware(Guard, bound_host=settings.host, allowed=settings.allowed_hosts,
+                       max_body=settings.max_body_bytes),
+            *_sign_in(settings),
+            Middleware(ApiShortcut, endpoints=literal_endpoints(api_routes)),
+            Middleware(Barrier)]
 
 
 class App(Starlette):
@@ -247,7 +255,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     app = App(
         routes=routes,
         lifespan=lifespan,
-        middleware=_middleware(emu.settings, api_routes),
+        middleware=_middleware(emu, api_routes),
         exception_handlers={
             404: _not_found, HTTPException: _http_error, ApiError: _api_error,
         },

@@ -17,11 +17,12 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from emulator import __version__, preflight
+from emulator.banner import print_banner
 from emulator.core import clock
 from emulator.core.clock import parse_iso
 from emulator.core.config import Settings, StartupError
 from emulator.core.net import bind, is_loopback
-from emulator.core.stdout import say
+from emulator.core.stdout import JSON, LOG_FORMATS, TEXT, event, log_as_json
 
 if TYPE_CHECKING:
     import ssl
@@ -124,7 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="A local, stateful emulator of the Resend email API. Every flag can also be set"
                     f" with an environment variable {ENV_PREFIX}<NAME> (shown for each flag).",
         epilog="Output: a banner with the URL, SMTP ports and API key, then errors only. HTTP requests"
-               " are not logged unless --log-requests (-v) is given. A start that fails prints one line"
+               " are not logged unless --log-requests (-v) is given. With --log-format json every stdout"
+               " line is one JSON object, and every request is logged (unless --quiet): what a team host's"
+               " log collector reads; keys never appear in it. A start that fails prints one line"
                " and exits with status 2 when an argument is wrong, 1 when the machine refuses (a port"
                " in use, a permission).",
     )
@@ -198,6 +201,10 @@ def build_parser() -> argparse.ArgumentParser:
            action="store_true")
     option(("--log-requests", "-v"), "LOG_REQUESTS", "print one line per HTTP request: method, path,"
            " status and milliseconds (default: requests are not logged)", action="store_true")
+    option("--log-format", "LOG_FORMAT", "text (default: the banner, then -v lines) or json: one JSON"
+           " object per line on stdout for the start (URLs and ports; keys redacted), every HTTP request"
+           " (method, route template as path, status, duration_ms, account; with or without -v, none"
+           " with --quiet), errors and the stop", choices=list(LOG_FORMATS), default=TEXT)
     option("--spamassassin", "SPAMASSASSIN", "a running spamd whose score and rules the Checks tab and"
            " /_emulator/outbox/{id}/qa show (default: no spam check)", type=_spamd, metavar="HOST:PORT")
     add("--allowed-host", action="append", default=None, metavar="NAME",
@@ -224,6 +231,8 @@ def parse_settings(argv: Sequence[str] | None = None) -> Settings:
     keys = args.api_key
     if keys is None:
         keys = [k.strip() for k in (_env("API_KEYS") or "").split(",") if k.strip()]
+    if args.log_format not in LOG_FORMATS:  # argparse checks choices on the command line, not env defaults
+        build_parser().error(f"{ENV_PREFIX}LOG_FORMAT must be text or json, not {args.log_format!r}")
     for flag, value in (("--daily-quota", args.daily_quota), ("--monthly-quota", args.monthly_quota)):
         if value < 0:
             build_parser().error(f"{flag} must be 0 (no limit) or a positive number, not {value}")
@@ -238,7 +247,7 @@ def parse_settings(argv: Sequence[str] | None = None) -> Settings:
         isolate_keys=args.isolate_keys, seed_file=args.seed_file,
         # A team host (issue 38): signed in with a password, or reachable from other machines.
         ui_sign_in=args.isolate_keys and (bool(args.ui_auth_file) or not is_loopback(args.host)),
-        restore=args.restore, quiet=args.quiet, log_requests=args.log_requests,
+        restore=args.restore, quiet=args.quiet, log_requests=args.log_requests, log_format=args.log_format,
         snapshot_dir=args.snapshot_dir, max_emails=args.max_emails, max_age=args.max_age,
         allowed_hosts=args.allowed_host or _names(_env("ALLOWED_HOSTS")), spamassassin=args.spamassassin,
         ui_auth_file=args.ui_auth_file, no_ui_auth=args.no_ui_auth,
@@ -255,9 +264,13 @@ async def serve(settings: Settings, sock: socket.socket,
 
     app = create_app(settings)
     context = https_context(app.state.emu) if settings.https else None
+    json_log = settings.log_format == JSON
+    if json_log:
+        log_as_json()  # and uvicorn is told to leave its loggers to us (log_config=None)
     # Open UI event streams would otherwise hold a shutdown for up to their 15 s reconnect period.
     config = uvicorn.Config(app, http=WholeResponses, log_level="error" if settings.quiet else "warning",
                             access_log=False, lifespan="off", ws="none", timeout_graceful_shutdown=1,
+                            log_config=None if json_log else uvicorn.config.LOGGING_CONFIG,
                             ssl_context_factory=(lambda *_: context) if context else None)
     host, port = sock.getsockname()[:2]
     app.state.emu.state["http_url"] = f"{settings.scheme}://{host}:{port}"
@@ -283,7 +296,9 @@ async def serve(settings: Settings, sock: socket.socket,
         if ready:
             raise
         raise StartFailed(f"{type(error).__name__}: {error}") from error
-    return list(server.caught)
+    caught = list(server.caught)
+    event(settings.log_format, "stop", None, signals=[signal.Signals(sig).name for sig in caught])
+    return caught
 
 
 def https_context(emu: Any) -> ssl.SSLContext:
@@ -350,27 +365,6 @@ def on_ready(emu: Any) -> None:
     print_banner(emu)
 
 
-def print_banner(emu: Any) -> None:
-    lines = [f"resend-emulator listening on {emu.state['http_url']}"]
-    for name, port in emu.state.get("smtp_ports", {}).items():
-        lines.append(f"  {name} on {emu.settings.host}:{port}")
-    lines.append(f"  API key: {', '.join(emu.settings.provisioned_keys)}")
-    if emu.settings.https:
-        lines.append(f"  HTTPS with {emu.settings.tls_cert or 'the self-signed certificate'}"
-                     " (its PEM: GET /_emulator/smtp, field certificate)")
-    if emu.settings.isolate_keys:
-        lines.append("  --isolate-keys: any other well-formed key (re_ then letters, digits or _) works too,"
-                     " each its own account")
-    if emu.settings.ui_sign_in:
-        lines.append("  web UI: sign in with an API key to see that key's mail (not on loopback: required)")
-    if "scenario_summary" in emu.state:
-        lines.append(f"  {emu.state['scenario_summary']}")
-    if emu.settings.ui_auth_file:
-        lines.append(f"  UI and control plane: sign in as a user of {emu.settings.ui_auth_file}")
-    lines.append(f"  outbox UI: {emu.state['http_url']}/_emulator/ui/")
-    say("\n".join(lines) + "\n")
-
-
 def tune_for_serving() -> None:
     """Garbage-collector settings for a process that only serves the emulator (not for library use:
     a test process embedding the emulator keeps its own settings).
@@ -407,16 +401,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     except KeyboardInterrupt:
         pass
     except StartupError as error:
-        fail(str(error), error.exit_code)
+        fail(str(error), error.exit_code, settings.log_format)
     except StartFailed as error:
-        fail(f"could not start: {error}", 1)
+        fail(f"could not start: {error}", 1, settings.log_format)
     finally:
         close_all(sockets)
         if lock is not None:
             os.close(lock)
 
 
-def fail(message: str, code: int) -> NoReturn:
+def fail(message: str, code: int, log_format: str = TEXT) -> NoReturn:
+    # The line on stderr in both formats (a person starting it reads that); with json also on stdout,
+    # where the log collector reads.
+    event(log_format, "error", None, level="error", message=message, exit_code=code)
     print(f"resend-emulator: {message}", file=sys.stderr, flush=True)
     raise SystemExit(code)
 

@@ -1,44 +1,30 @@
-"""`--log-requests` (`-v`): one line per HTTP request — method, path, status, milliseconds.
+"""What a request line says: `-v` text (method, path, status, milliseconds), or with `--log-format json`
+a JSON object (method, route template, status, duration, account). Written by api/telemetry.py.
 
-Outermost middleware, so requests the guard refuses are logged too. The query string is left out: it can
-carry an API key (`/_emulator/outbox?api_key=…`), and the line is for following traffic, not replaying it.
+The query string is left out: it can carry an API key (`/_emulator/outbox?api_key=…`), and the line is
+for following traffic, not replaying it. The JSON line names the route template (`/emails/{email_id}`),
+which a collector can group by, and the account the key resolved to, never the key.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
-Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[Any]]
-Send = Callable[[Any], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+from emulator.core.stdout import json_line, say
+
+# (scope, route template, status, seconds) → one line written.
+RequestWriter = Callable[[dict[str, Any], str, int, float], None]
 
 
 def access_line(method: str, path: str, status: int, seconds: float) -> str:
     return f"{method} {path} {status} {seconds * 1000:.1f}ms"
 
 
-class AccessLog:
-    def __init__(self, app: ASGIApp, write: Callable[[str], None]) -> None:
-        self.app = app
-        self.write = write
+def text_line(scope: dict[str, Any], route: str, status: int, seconds: float) -> None:
+    say(access_line(scope["method"], scope["path"], status, seconds) + "\n")
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        status = 500  # what the client gets when the app raises before answering
 
-        async def watch(message: Any) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, watch)
-        finally:
-            self.write(access_line(scope["method"], scope["path"], status, time.perf_counter() - started))
+def json_request(scope: dict[str, Any], route: str, status: int, seconds: float) -> None:
+    json_line("request", method=scope["method"], path=route, status=status,
+              duration_ms=round(seconds * 1000, 3), account=scope.get("account"))

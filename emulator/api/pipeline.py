@@ -127,6 +127,8 @@ class ApiEndpoint:
             headers = {**headers, **await quota_headers(emu, credential.account, request.now)}
         payload = dumps(body)
         request_log.record(emu, request, credential, status, payload)
+        if credential is not None:
+            scope["account"] = credential.account  # for the JSON request log (api/telemetry.py): never a key
         # Headers a `before_op` hook asked for on a request it let through (control/faults.py: delays).
         headers.update(request.response_headers)
         await send_json(send, status, payload, headers)
@@ -146,22 +148,28 @@ class ApiShortcut:
     goes on to `app`. ApiEndpoint answers its own errors, so the exception middleware had nothing to
     add for these paths; the barrier still turns a crash into Resend's 500."""
 
-    def __init__(self, app: ASGIApp, endpoints: dict[str, ApiEndpoint]) -> None:
+    def __init__(self, app: ASGIApp, endpoints: dict[str, Route]) -> None:
         self.app = app
-        self.endpoints = {path: (frozenset(endpoint.ops), Barrier(endpoint))
-                          for path, endpoint in endpoints.items()}
+        self.endpoints = {path: _shortcut(route) for path, route in endpoints.items()}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         found = self.endpoints.get(scope["path"]) if scope["type"] == "http" else None
         if found is not None and scope["method"] in found[0]:
+            scope["route"] = found[2]  # as Starlette's router marks the route it took (api/telemetry.py)
             await found[1](scope, receive, send)
             return
         await self.app(scope, receive, send)
 
 
-def literal_endpoints(routes: list[BaseRoute]) -> dict[str, ApiEndpoint]:
+def _shortcut(route: Route) -> tuple[frozenset[str], Barrier, Route]:
+    endpoint = route.app
+    assert isinstance(endpoint, ApiEndpoint)
+    return frozenset(endpoint.ops), Barrier(endpoint), route
+
+
+def literal_endpoints(routes: list[BaseRoute]) -> dict[str, Route]:
     """The API routes without path parameters, by path (for ApiShortcut)."""
-    return {route.path: route.app for route in routes
+    return {route.path: route for route in routes
             if isinstance(route, Route) and isinstance(route.app, ApiEndpoint) and "{" not in route.path}
 
 

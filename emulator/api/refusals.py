@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from emulator.core.accounts import redacted_key
-from emulator.core.stdout import say
+from emulator.core.stdout import event
 
 if TYPE_CHECKING:
     from emulator.core.emulator import Emulator
@@ -30,9 +30,14 @@ def tell_refused(emu: Emulator, token: str, accepted: Callable[[], list[str]]) -
         return
     told.add(token)
     if len(told) > MAX_TOLD:
-        say(f"resend-emulator: more than {MAX_TOLD} different API keys refused; no more are logged\n")
+        _tell(emu, f"resend-emulator: more than {MAX_TOLD} different API keys refused; no more are logged")
         return
-    say(refusal_line(token, accepted(), isolate=emu.settings.isolate_keys) + "\n")
+    _tell(emu, refusal_line(token, accepted(), isolate=emu.settings.isolate_keys))
+
+
+def _tell(emu: Emulator, line: str) -> None:
+    event(emu.settings.log_format, "key_refused", line + "\n", level="warning",
+          message=line.removeprefix("resend-emulator: "))
 
 
 def refusal_line(token: str, accepted: list[str], *, isolate: bool) -> str:

@@ -58,6 +58,9 @@ class Settings:
     quiet: bool = False
     # One stdout line per HTTP request (method, path, status, ms); off by default.
     log_requests: bool = False
+    # `text` (the banner, `-v` lines) or `json` (one object a line: every request unless quiet, and
+    # lifecycle events; core/stdout.py).
+    log_format: str = "text"
     # Host names besides the bound host and the loopback names that may reach the server (`*`: any).
     allowed_hosts: list[str] = field(default_factory=list)
     # `HOST:PORT` of a spamd whose score the QA checks show (None: the spam check says how to enable it).

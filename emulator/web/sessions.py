@@ -125,10 +125,13 @@ def ui_account(request: Request, *, follow_link: bool) -> str:
     an action changes); with neither, the default account."""
     session = signed_in(request)
     if session is not None:
-        return session.account
-    chosen = request.query_params.get("account") if follow_link else None
-    chosen = chosen or request.cookies.get(ACCOUNT_COOKIE)
-    return chosen[:200] if chosen else DEFAULT_ACCOUNT
+        account = session.account
+    else:
+        chosen = request.query_params.get("account") if follow_link else None
+        chosen = chosen or request.cookies.get(ACCOUNT_COOKIE)
+        account = chosen[:200] if chosen else DEFAULT_ACCOUNT
+    request.scope["account"] = account  # for the request's log line (--log-format json)
+    return account
 
 
 def account_of(request: Request) -> str:

@@ -12,7 +12,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from emulator.api.ops import ApiRequest, Op
-from emulator.core import errors
+from emulator.core import errors, metrics
 from emulator.core.addresses import address_of, addresses, domain_of, sender
 from emulator.core.clock import from_db, pg_timestamp, to_db
 from emulator.core.errors import ApiError, invalid, missing_field, not_found
@@ -269,6 +269,7 @@ async def store(tx: Tx, draft: EmailDraft, template_id: str | None, credential: 
     parsed = {"to_addrs": draft.to, "cc": draft.cc, "bcc": draft.bcc, "tags": draft.tags,
               "headers": draft.headers}
     await _start(tx, row, scheduled, queued, parsed)
+    metrics.count_on_commit(tx, metrics.of(tx.emu).emails, (source,))
     return email_id
 
 

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from emulator.core import metrics
 from emulator.core.clock import to_db
 from emulator.core.jobs import schedule
 from emulator.core.tx import update_sql
@@ -265,6 +266,7 @@ async def _plan(tx: Tx, job: Job, row: Row | None) -> Plan | None:
         # A disabled endpoint gets no attempts [docs]; its pending retries end here (replayable later).
         if mode == "auto":
             row["status"] = "failed"
+            metrics.count_on_commit(tx, metrics.of(tx.emu).deliveries, ("disabled",))
             await tx.as_account(row["account"]).update(
                 "webhook_messages", message_id, {"status": "failed", "next_attempt_at": None})
         return None
@@ -290,10 +292,19 @@ async def _write(tx: Tx, ends: Sequence[_End]) -> None:
                          plan.webhook_id, plan.message_id, outcome.status, outcome.response,
                          outcome.reason, to_db(plan.sent_at)))
         changes = {"tries": tries, **await _next_state(tx, message, plan, outcome)}
+        metrics.count_on_commit(tx, metrics.of(tx.emu).deliveries, (_outcome_label(outcome, changes),))
         message.update(changes)  # a second attempt at the same message in this batch builds on this one
         tx.queue(update_sql("webhook_messages", tuple(changes)),
                  (*changes.values(), plan.message_id, plan.account))
     await tx.many(_INSERT_ATTEMPT, attempts)
+
+
+def _outcome_label(outcome: Outcome, changes: dict[str, Any]) -> str:
+    """The attempt as `resend_emulator_webhook_deliveries_total` counts it; a failed replay leaves the
+    automatic schedule as it was, so no attempt follows from it: `failed`."""
+    if outcome.ok:
+        return "succeeded"
+    return "retrying" if changes.get("status") == "attempting" else "failed"
 
 
 async def _next_state(tx: Tx, message: Row, plan: Plan, outcome: Outcome) -> dict[str, Any]:
