@@ -77,6 +77,9 @@ test-tools: | $(if $(VENV),$(VENV)/bin/python)
 		[ -x "$(CHROMIUM)" ] || missing="$$missing chromium"; \
 		command -v spamd >/dev/null 2>&1 || missing="$$missing spamassassin"; \
 		command -v curl >/dev/null 2>&1 || missing="$$missing curl"; \
+		command -v htpasswd >/dev/null 2>&1 || missing="$$missing apache2-utils"; \
+		command -v openssl >/dev/null 2>&1 || missing="$$missing openssl"; \
+		command -v systemd-analyze >/dev/null 2>&1 || missing="$$missing systemd"; \
 		[ -z "$(ROOT)" ] || command -v setpriv >/dev/null 2>&1 || missing="$$missing util-linux"; \
 		if [ -n "$$missing" ] && [ -n "$(ROOT)" ]; then \
 			echo "make: installing from Debian:$$missing"; apt-get update -qq && \
@@ -88,6 +91,9 @@ test-tools: | $(if $(VENV),$(VENV)/bin/python)
 			"SpamAssassin's spamd; run: $(SUDO)apt-get update && $(SUDO)apt-get install -y spamassassin" >&2; }; \
 		command -v curl >/dev/null 2>&1 || { failed=1; echo "make test: the README tests need curl; run:" \
 			"$(SUDO)apt-get update && $(SUDO)apt-get install -y curl" >&2; }; \
+		for tool in htpasswd:apache2-utils openssl:openssl systemd-analyze:systemd; do \
+			command -v $${tool%%:*} >/dev/null 2>&1 || { failed=1; echo "make test: the team-host tests need" \
+				"$${tool%%:*}; run: $(SUDO)apt-get update && $(SUDO)apt-get install -y $${tool##*:}" >&2; }; done; \
 		[ -z "$(ROOT)" ] || command -v setpriv >/dev/null 2>&1 || { failed=1; echo "make test: as root, the" \
 			"file-permission tests need setpriv; run: apt-get update && apt-get install -y util-linux" >&2; }; \
 		$(NODE_OK) || { failed=1; echo "make test: the Node tests need Node.js 20 or newer with npm, not" \

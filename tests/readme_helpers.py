@@ -44,7 +44,19 @@ def is_mcp_config(lang: str, body: str) -> bool:
     return lang == "json" and '"mcpServers"' in body
 
 
-SPECIAL = (is_node_send, is_resend_cli, is_mcp_config)
+TEAM_HOST = "# on the team host"
+
+
+def is_team_host(lang: str, body: str) -> bool:
+    """docs/team-host.md's commands: they share one protected emulator (tests/test_readme_team_host.py)."""
+    return lang == "sh" and body.startswith(TEAM_HOST)
+
+
+def is_scrape_config(lang: str, body: str) -> bool:
+    return lang == "yaml" and body.startswith("# prometheus.yml")
+
+
+SPECIAL = (is_node_send, is_resend_cli, is_mcp_config, is_team_host, is_scrape_config)
 EXAMPLES = [(lang, body) for lang, body in BLOCKS
             if lang in {"sh", "python"} and not any(kind(lang, body) for kind in SPECIAL)]
 

@@ -223,10 +223,10 @@ def test_the_readme_has_the_examples_a_newcomer_needs() -> None:
 
 
 def test_every_block_has_a_runner() -> None:
-    runnable = {"sh", "python", "js", "json"}
+    runnable = {"sh", "python", "js", "json", "yaml"}
     for lang, body in BLOCKS:
         assert lang in runnable | OUTPUT_LANGUAGES, f"no runner for a ```{lang} block:\n{body[:200]}"
-        if lang in {"js", "json"}:
+        if lang in {"js", "json", "yaml"}:
             assert any(kind(lang, body) for kind in SPECIAL), f"no runner for:\n{body[:200]}"
 
 
