@@ -53,6 +53,7 @@ SEARCHES = 0.5
 class Sample:
     at: float
     rss_mb: float
+    anon_mb: float  # the heap alone (RSS also counts the database's mapped pages)
     db_mb: float
     stored: int
     received_by_hook: int
@@ -102,9 +103,10 @@ class Soak:
             lines.append(f"  {kind:<8} p99 first third {self.p99(0, third, kind) * 1000:7.1f} ms,"
                          f" last third {self.p99(2 * third, self.seconds + 60, kind) * 1000:7.1f} ms")
         first, last = self.samples[0], self.samples[-1]
-        lines.append(f"  RSS {first.rss_mb:.1f} → {last.rss_mb:.1f} MB (growth over the last half"
-                     f" {self.memory_growth_mb():+.1f} MB); database {first.db_mb:.1f} → {last.db_mb:.1f} MB;"
-                     f" stored at most {self.most_stored()} (retention {self.max_emails});"
+        lines.append(f"  RSS {first.rss_mb:.1f} → {last.rss_mb:.1f} MB (heap {last.anon_mb:.1f} MB;"
+                     f" growth over the last half {self.memory_growth_mb():+.1f} MB)")
+        lines.append(f"  database {first.db_mb:.1f} → {last.db_mb:.1f} MB; stored at most"
+                     f" {self.most_stored()} (retention {self.max_emails});"
                      f" webhook calls received {last.received_by_hook}")
         return "\n".join(lines + [f"  error: {error}" for error in self.errors[:10]])
 
@@ -179,9 +181,9 @@ def emulator(directory: Path, max_emails: int, max_age: str,
         process.wait(30)
 
 
-def rss_mb(pid: int) -> float:
+def memory_mb(pid: int, field: str = "VmRSS") -> float:
     status = Path(f"/proc/{pid}/status").read_text()
-    found = re.search(r"VmRSS:\s+(\d+) kB", status)
+    found = re.search(rf"{field}:\s+(\d+) kB", status)
     return int(found[1]) / 1024 if found else 0.0
 
 
@@ -290,7 +292,8 @@ class Load:
         while True:
             async with aiohttp.ClientSession() as plain, plain.get(f"{self.receiver}/count") as reply:
                 calls = (await reply.json())["calls"]
-            sample = Sample(time.monotonic() - self.started, rss_mb(self.host.process.pid),
+            pid = self.host.process.pid
+            sample = Sample(time.monotonic() - self.started, memory_mb(pid), memory_mb(pid, "RssAnon"),
                             db_mb(self.host.db), stored_emails(self.host.db), calls)
             self.soak.samples.append(sample)
             if self.progress:
