@@ -341,6 +341,11 @@ class JobRunner:
                     left = await handler(self.emu, job)
             except Exception:  # a broken job must never stop the runner
                 log.exception("job %s failed", job["kind"])
+            except asyncio.CancelledError:
+                # Stopped midway (a stop, a reset): its row stays claimed and the next start runs it again
+                # (issue 38: a webhook retry under way at SIGTERM was deleted with its row, and lost).
+                left = HANDED_OFF
+                raise
             finally:
                 # Rides with the next commit instead of costing one of its own. A crash before that
                 # leaves the row claimed; start() re-runs it, and handlers treat a repeat as a no-op

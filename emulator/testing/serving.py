@@ -15,6 +15,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 GRACE_SECONDS = 5.0
@@ -66,8 +67,9 @@ from emulator.core.wire import WholeResponses  # noqa: E402  (imports uvicorn's 
 
 
 class ThreadServer(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config) -> None:
+    def __init__(self, config: uvicorn.Config, begin_stop: Callable[[], None] = lambda: None) -> None:
         super().__init__(config)
+        self._begin_stop = begin_stop  # the emulator's own (`Emulator.begin_stop`): live streams end
         self._wake: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -88,6 +90,7 @@ class ThreadServer(uvicorn.Server):
                 await asyncio.wait_for(self._wake.wait(), 0.1)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self._begin_stop()
         for server in self.servers:
             server.close()
         for sock in sockets or []:
@@ -111,4 +114,4 @@ def thread_server(app: Any) -> ThreadServer:
     config = uvicorn.Config(app, loop="uvloop", http=WholeResponses, ws="none", lifespan="on",
                             log_level="error", access_log=False)
     # uvicorn leaves signal handlers alone when it runs outside the main thread.
-    return ThreadServer(config)
+    return ThreadServer(config, app.state.emu.begin_stop)
