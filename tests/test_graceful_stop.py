@@ -55,8 +55,8 @@ class Running:
 @contextmanager
 def emulator(db: Path) -> Iterator[Running]:
     process = subprocess.Popen(
-        [str(BIN / "resend-emulator"), "--db", str(db), "--port", "0", "--smtp-port", "0", "--smtps-port", "0",
-         "--api-key", KEY], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [str(BIN / "resend-emulator"), "--db", str(db), "--port", "0", "--smtp-port", "0",
+         "--smtps-port", "0", "--api-key", KEY], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert process.stdout is not None
     try:
         banner = [process.stdout.readline()]
@@ -104,8 +104,8 @@ def http_sender(url: str) -> Callable[[Senders, int], None]:
     def send_loop(senders: Senders, number: int) -> None:
         with httpx.Client(base_url=url, headers=AUTH, timeout=30) as client:
             for n in range(1_000_000):
-                body = {"from": "app@example.com", "to": f"qa{number}@example.com", "subject": f"{number}-{n}",
-                        "text": "hello"}
+                body = {"from": "app@example.com", "to": f"qa{number}@example.com",
+                        "subject": f"{number}-{n}", "text": "hello"}
                 try:
                     response = client.post("/emails", json=body)
                 except httpx.TransportError as error:  # the emulator stopped: nothing was acknowledged
@@ -333,8 +333,8 @@ def stop_with_deliveries_under_way(db: Path, receiver: SlowReceiver, count: int,
         with emulator(db) as running, running.client() as client:
             receiver.wait(lambda: all(receiver.answered[email_id] for email_id in emails))
             events = client.get(f"/webhooks/{hook['id']}/events", params={"limit": 100}).json()["data"]
-            attempts = {event["id"]: client.get(f"/webhooks/{hook['id']}/events/{event['id']}/attempts").json()
-                        for event in events}
+            attempts = {event["id"]: client.get(f"/webhooks/{hook['id']}/events/{event['id']}/attempts")
+                        .json() for event in events}
             running.terminate()
         assert_clean_exit(running)
     duplicates = {email_id: n - first + 1 for email_id, n in receiver.arrived.items() if n > first}
@@ -346,10 +346,16 @@ def stop_with_deliveries_under_way(db: Path, receiver: SlowReceiver, count: int,
     assert len(interrupted) == len(duplicates), (f"duplicates: {duplicates}", attempts)
 
 
-def test_an_open_live_ui_stream_does_not_hold_the_stop(tmp_path: Path) -> None:
+def test_an_open_live_ui_stream_and_an_outbox_long_poll_do_not_hold_the_stop(tmp_path: Path) -> None:
     ended = threading.Event()
     chunks: list[str] = []
+    polled: list[httpx.Response] = []
     with emulator(tmp_path / "state.db") as running:
+
+        def poll() -> None:
+            with httpx.Client(base_url=running.url, timeout=90) as client:
+                query = {"to": "nobody@example.com", "timeout": 60}
+                polled.append(client.get("/_emulator/outbox/wait", params=query))
 
         def listen() -> None:
             with httpx.Client(base_url=running.url, timeout=60) as client, \
@@ -358,15 +364,19 @@ def test_an_open_live_ui_stream_does_not_hold_the_stop(tmp_path: Path) -> None:
                     chunks.append(chunk)
                 ended.set()  # the stream ended as a response does, not cut off by an error
 
-        listener = threading.Thread(target=listen, daemon=True)
-        listener.start()
+        threads = [threading.Thread(target=poll, daemon=True), threading.Thread(target=listen, daemon=True)]
+        for thread in threads:
+            thread.start()
         deadline = time.monotonic() + 30
-        while not chunks:
+        while not chunks:  # the stream is open (and the poll, sent first, waits)
             assert time.monotonic() < deadline
             time.sleep(0.01)
         running.terminate()
-        listener.join(30)
+        for thread in threads:
+            thread.join(30)
     assert ended.is_set(), chunks
+    assert polled[0].status_code == 408, polled[0].text
+    assert polled[0].json()["message"] == "No email matching the filter arrived before the emulator stopped."
     assert_clean_exit(running)
     # uvicorn says so on stderr when an open response outlives the stop's grace and is cancelled.
     assert running.stderr == "", running.stderr

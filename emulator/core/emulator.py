@@ -75,7 +75,7 @@ class Emulator:
         if self.stop_deadline is not None:
             return
         self.stop_deadline = time.monotonic() + STOP_GRACE_SECONDS
-        for hook in self.stop_hooks:
+        for hook in list(self.stop_hooks):
             hook()
 
     def invalidate(self, name: str) -> None:
