@@ -112,6 +112,7 @@ def _stop_accepting(listeners: list[Listener]) -> None:
     for listener in listeners:
         listener.server.close()
         for session in list(listener.sessions):
+            session.hang_up_after_data = True
             if not session.in_data:
                 session.hang_up()
 

@@ -153,8 +153,9 @@ SHUTTING_DOWN = b"421 4.3.2 Service shutting down, try again later\r\n"
 
 
 class Protocol(SMTP):
-    # From the 354 to the reply after the message: a stop lets this finish (server.stop).
+    # From the 354 to the reply after the message: a stop lets this finish (server.stop), then hangs up.
     in_data = False
+    hang_up_after_data = False
 
     def hang_up(self) -> None:
         """Say 421 (RFC 5321 §3.8: the client tries again later) and close; the emulator is stopping."""
@@ -200,7 +201,7 @@ class Protocol(SMTP):
             await self._take_message()
         finally:
             self.in_data = False
-        if self.event_handler.emu.stopping:  # its reply is written: the stop may close it now
+        if self.hang_up_after_data:  # the emulator is stopping, and the reply is written
             self.hang_up()
 
     async def _take_message(self) -> None:
