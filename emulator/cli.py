@@ -282,8 +282,12 @@ def serving_server(config: Any, begin_stop: Callable[[], None]) -> Any:
             self.caught: list[int] = []
 
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            from emulator.core.draining import drain
+
             begin_stop()
-            await super().shutdown(sockets)
+            await drain(self, sockets, float(self.config.timeout_graceful_shutdown or 0))
+            if not self.force_exit:  # a second Ctrl-C
+                await self.lifespan.shutdown()
 
         def handle_exit(self, sig: int, frame: FrameType | None) -> None:
             self.caught.append(sig)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import signal
 import smtplib
+import socket
 import ssl
 import subprocess
 import threading
@@ -232,6 +233,22 @@ def test_a_message_in_its_data_at_sigterm_is_finished_stored_and_answered_250(tm
     with emulator(db) as running, running.client() as client:
         assert client.get(f"/emails/{reply.decode().split()[-1]}").json()["subject"] == "last one"
         running.terminate()
+
+
+def test_a_request_still_arriving_after_the_grace_is_dropped_without_a_500_or_a_traceback(
+        tmp_path: Path) -> None:
+    with emulator(tmp_path / "state.db") as running:
+        host, port = running.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=60) as client:
+            client.sendall(b"GET /_emulator/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert client.recv(1000).startswith(b"HTTP/1.1 200")  # the server holds this connection
+            client.sendall(b"POST /emails HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n"
+                           b"Authorization: Bearer " + KEY.encode() + b"\r\n\r\n{\"from\":")
+            running.terminate()  # the body's other 990 bytes never come
+            answer = client.recv(1000)
+    assert answer == b"", answer  # closed: the request was never acknowledged, and not answered 500
+    assert_clean_exit(running)
+    assert running.stderr == "", running.stderr
 
 
 def wait_until_refused(url: str) -> None:

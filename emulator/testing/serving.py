@@ -14,7 +14,6 @@ import importlib.util
 import socket
 import sys
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -63,6 +62,7 @@ _import_uvicorn_without_cli()
 
 import uvicorn  # noqa: E402  (after the function above has made the package module)
 
+from emulator.core.draining import drain  # noqa: E402
 from emulator.core.wire import WholeResponses  # noqa: E402  (imports uvicorn's protocol modules)
 
 
@@ -91,20 +91,7 @@ class ThreadServer(uvicorn.Server):
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         self._begin_stop()
-        for server in self.servers:
-            server.close()
-        for sock in sockets or []:
-            sock.close()
-        state = self.server_state
-        for connection in list(state.connections):
-            connection.shutdown()  # idle keep-alive connections close; busy ones after their response
-        deadline = time.monotonic() + (self.config.timeout_graceful_shutdown or GRACE_SECONDS)
-        while (state.connections or state.tasks) and time.monotonic() < deadline:
-            await asyncio.sleep(0.001)
-        for task in state.tasks:
-            task.cancel(msg="the emulator is stopping")
-        for server in self.servers:
-            await server.wait_closed()
+        await drain(self, sockets, self.config.timeout_graceful_shutdown or GRACE_SECONDS)
         await self.lifespan.shutdown()
 
 
