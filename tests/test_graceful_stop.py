@@ -345,10 +345,10 @@ def stop_with_deliveries_under_way(db: Path, receiver: SlowReceiver, count: int,
             receiver.wait(lambda: max(receiver.arrived.values(), default=0) >= first)  # one in flight
             running.terminate()
         assert_clean_exit(running)
-        assert not receiver.answered, "the receiver answered before the stop: no delivery was in flight"
 
         with emulator(db) as running, running.client() as client:
             receiver.wait(lambda: all(receiver.answered[email_id] for email_id in emails))
+            assert client.post("/_emulator/webhooks/flush").status_code == 200  # the answers are recorded
             events = client.get(f"/webhooks/{hook['id']}/events", params={"limit": 100}).json()["data"]
             attempts = {event["id"]: client.get(f"/webhooks/{hook['id']}/events/{event['id']}/attempts")
                         .json() for event in events}
@@ -360,7 +360,7 @@ def stop_with_deliveries_under_way(db: Path, receiver: SlowReceiver, count: int,
     # An attempt the stop cut short is in the delivery's history, so a duplicate has its explanation.
     interrupted = [event_id for event_id, listed in attempts.items()
                    if any(item["response"].startswith("Interrupted") for item in listed["data"])]
-    assert len(interrupted) == len(duplicates), (f"duplicates: {duplicates}", attempts)
+    assert len(interrupted) == len(duplicates) > 0, (f"duplicates: {duplicates}", attempts)
 
 
 def test_an_open_live_ui_stream_and_an_outbox_long_poll_do_not_hold_the_stop(tmp_path: Path) -> None:

@@ -329,8 +329,10 @@ async def wait_for_email(request: Request) -> Response:
 
     emu.events.listen(on_event)
     emu.stop_hooks.append(on_stop)
+    if emu.stopping:  # it came in as the stop began: an email already there is still its answer
+        on_stop()
     try:
-        row = None if emu.stopping else await _wait(emu, outbox_filter, changed, seconds)
+        row = await _wait(emu, outbox_filter, changed, seconds)
     finally:
         emu.events.unlisten(on_event)
         emu.stop_hooks.remove(on_stop)

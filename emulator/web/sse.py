@@ -40,6 +40,8 @@ class LiveHub:
             self._overflow(queue, END)
 
     def publish(self, message: dict[str, Any]) -> None:
+        if self.closed:  # an overflow would replace the END the streams are to see
+            return
         for queue in list(self.queues):
             try:
                 queue.put_nowait(message)
