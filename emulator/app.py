@@ -239,6 +239,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             yield
         finally:
             # Also after a failed start: what did start is stopped, so the process can exit.
+            emu.begin_stop()  # done already when a server ran the app (cli.py, testing/serving.py)
             await emu.jobs.stop()
             for module in reversed(started):
                 if hasattr(module, "stop"):

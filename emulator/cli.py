@@ -10,7 +10,7 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import Coroutine, Iterable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from types import FrameType
@@ -260,23 +260,27 @@ async def serve(settings: Settings, sock: socket.socket,
     import uvicorn
 
     from emulator.app import create_app
+    from emulator.core.emulator import STOP_GRACE_SECONDS
     from emulator.core.wire import WholeResponses
 
     app = create_app(settings)
-    context = https_context(app.state.emu) if settings.https else None
+    emu = app.state.emu
+    context = https_context(emu) if settings.https else None
     json_log = settings.log_format == JSON
     if json_log:
         log_as_json()  # and uvicorn is told to leave its loggers to us (log_config=None)
-    # Open UI event streams would otherwise hold a shutdown for up to their 15 s reconnect period.
+    # A stop lets requests under way finish for up to STOP_GRACE_SECONDS (issue 38); live UI streams,
+    # which would hold it for their whole 15 s, end as it begins (`Emulator.begin_stop`).
     config = uvicorn.Config(app, http=WholeResponses, log_level="error" if settings.quiet else "warning",
-                            access_log=False, lifespan="off", ws="none", timeout_graceful_shutdown=1,
+                            access_log=False, lifespan="off", ws="none",
+                            timeout_graceful_shutdown=int(STOP_GRACE_SECONDS),
                             log_config=None if json_log else uvicorn.config.LOGGING_CONFIG,
                             ssl_context_factory=(lambda *_: context) if context else None)
     host, port = sock.getsockname()[:2]
-    app.state.emu.state["http_url"] = f"{settings.scheme}://{host}:{port}"
-    app.state.emu.state["on_ready"] = on_ready
-    app.state.emu.state["smtp_sockets"] = smtp_sockets or {}
-    server = serving_server(config)
+    emu.state["http_url"] = f"{settings.scheme}://{host}:{port}"
+    emu.state["on_ready"] = on_ready
+    emu.state["smtp_sockets"] = smtp_sockets or {}
+    server = serving_server(config, emu.begin_stop)
     # The app's start and stop run here, around uvicorn, not inside it: a start that fails is then an
     # exception `main` turns into one line (uvicorn would log a traceback and exit 3), and what did
     # start is stopped by the lifespan on the way out.
@@ -310,16 +314,25 @@ def https_context(emu: Any) -> ssl.SSLContext:
     return tls.server_context(credentials, eager=eager)
 
 
-def serving_server(config: Any) -> Any:
+def serving_server(config: Any, begin_stop: Callable[[], None]) -> Any:
     """uvicorn's server, except that SIGINT/SIGTERM only stop it and are kept in `caught`: uvicorn
     re-raises them as soon as it stopped serving, which would end the process before the app's own
-    shutdown (run after it); `main` re-raises them once that is done."""
+    shutdown (run after it); `main` re-raises them once that is done. Its shutdown first calls
+    `begin_stop` (the emulator's other listeners stop accepting too, live streams end)."""
     import uvicorn
 
     class Server(uvicorn.Server):
         def __init__(self, config: uvicorn.Config) -> None:
             super().__init__(config)
             self.caught: list[int] = []
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            from emulator.core.draining import drain
+
+            begin_stop()
+            await drain(self, sockets, float(self.config.timeout_graceful_shutdown or 0))
+            if not self.force_exit:  # a second Ctrl-C
+                await self.lifespan.shutdown()
 
         def handle_exit(self, sig: int, frame: FrameType | None) -> None:
             self.caught.append(sig)

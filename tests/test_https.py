@@ -181,7 +181,7 @@ def test_tls_older_than_1_2_is_refused_by_the_server(self_signed: Running) -> No
 
 
 def test_ui_cookies_are_secure_over_https(self_signed: Running) -> None:
-    with httpx.Client(verify=trusting(presented(self_signed.port))) as client:
+    with httpx.Client(verify=trusting(presented(self_signed.port)), timeout=30) as client:
         page = client.get(f"{self_signed.url}/_emulator/ui/")
         theme = client.post(f"{self_signed.url}/_emulator/ui/theme", data={"theme": "dark"},
                             headers={"Sec-Fetch-Site": "same-origin"})

@@ -13,6 +13,8 @@ import sqlite3
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from starlette.requests import ClientDisconnect
+
 from emulator.api.ops import error_response
 from emulator.core import errors
 from emulator.core.errors import ApiError
@@ -47,6 +49,8 @@ class Barrier:
 
         try:
             await self.app(scope, receive, tracked)
+        except ClientDisconnect:  # gone before its whole body came (or closed by a stop): no one to answer
+            return
         except Exception as exc:
             if started:  # half a response is out: only closing the connection can tell the client
                 raise

@@ -52,6 +52,7 @@ BASE = f"{PREFIX}/outbox"
 LIST_COLUMNS = ("seq, id, account, source, from_addr, to_addrs, cc, bcc, reply_to, subject, tags,"
                 " scheduled_at, last_event, template_id, topic_id, broadcast_id, message_id, created_at")
 DEFAULT_WAIT_SECONDS = 10.0
+STOPPING = ""  # put in a long poll's queue of changed ids when the emulator stops
 MAX_WAIT_SECONDS = 300.0  # [rec] long enough for any test, short enough that a forgotten poll ends
 
 
@@ -323,11 +324,21 @@ async def wait_for_email(request: Request) -> Response:
         if event["subject_id"] and outbox_filter.account in (None, event["account"]):
             changed.put_nowait(event["subject_id"])
 
+    def on_stop() -> None:  # a poll must not hold a stop (issue 38): it ends now, as a timeout would
+        changed.put_nowait(STOPPING)
+
     emu.events.listen(on_event)
+    emu.stop_hooks.append(on_stop)
+    if emu.stopping:  # it came in as the stop began: an email already there is still its answer
+        on_stop()
     try:
         row = await _wait(emu, outbox_filter, changed, seconds)
     finally:
         emu.events.unlisten(on_event)
+        emu.stop_hooks.remove(on_stop)
+    if row is None and emu.stopping:
+        raise ApiError(errors.WAIT_TIMEOUT, "No email matching the filter arrived before the emulator"
+                                            " stopped.")
     if row is None:
         raise ApiError(errors.WAIT_TIMEOUT, f"No email matching the filter arrived within {seconds:g} s.")
     return json_response(await _detail_of(emu, row))
@@ -342,6 +353,8 @@ async def _wait(emu: Emulator, outbox_filter: OutboxFilter, changed: asyncio.Que
                 ids = [await changed.get()]
                 while not changed.empty():
                     ids.append(changed.get_nowait())
+                if STOPPING in ids:
+                    return None
                 row = await _newest_match(emu, outbox_filter, sorted(set(ids)))
     except TimeoutError:
         return None

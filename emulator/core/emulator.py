@@ -9,6 +9,7 @@ and then moves it up to the newest stored timestamp, so time never runs backward
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
@@ -23,6 +24,9 @@ from emulator.core.ids import IdFactory
 from emulator.core.jobs import JobRunner
 
 ResetHook = Callable[["Emulator"], Awaitable[None]]
+# How long a stop (SIGTERM, SIGINT) lets work under way finish: HTTP requests, an SMTP message's DATA.
+# What is still running then is abandoned; nothing it did was acknowledged (issue 38).
+STOP_GRACE_SECONDS = 5.0
 
 
 class Emulator:
@@ -40,6 +44,9 @@ class Emulator:
         # dropped whenever their tables change, on reset and on snapshot restore.
         self.cache: dict[str, Any] = {}
         self.reset_hooks: list[ResetHook] = [self._clear_cache]
+        # Run once, on the loop, when a stop begins (`begin_stop`): live UI streams end, SMTP stops accepting.
+        self.stop_hooks: list[Callable[[], None]] = []
+        self.stop_deadline: float | None = None  # time.monotonic() by which work under way is abandoned
         self.clock.on_change(self.jobs.wake)
         self.clock.on_change(self._save_clock)
 
@@ -57,6 +64,19 @@ class Emulator:
 
     async def _clear_cache(self, _: Emulator) -> None:
         self.cache.clear()
+
+    @property
+    def stopping(self) -> bool:
+        return self.stop_deadline is not None
+
+    def begin_stop(self) -> None:
+        """The stop has begun: what accepts new work stops accepting, what never ends by itself (a live
+        UI stream) ends now, and work under way has until `stop_deadline` (the lifespan's stop follows)."""
+        if self.stop_deadline is not None:
+            return
+        self.stop_deadline = time.monotonic() + STOP_GRACE_SECONDS
+        for hook in list(self.stop_hooks):
+            hook()
 
     def invalidate(self, name: str) -> None:
         self.cache.pop(name, None)

@@ -45,9 +45,9 @@ TABLES = [
         payload TEXT NOT NULL,
         lane TEXT
     )""",
-    # Only the jobs waiting to be taken: a claimed job (one started at its commit, a delivery above all)
-    # touches no index when it is added and none when it is deleted (issue 28: a burst of webhook events
-    # wrote and deleted two index entries per delivery). `jobs_due` is its predecessor, which covered all.
+    # Only the jobs waiting to be taken: a claimed job (started at its commit, a delivery above all) touches
+    # no index when added or deleted (issue 28: a burst of webhook events wrote and deleted two index
+    # entries per delivery). `jobs_due` is its predecessor, which covered all.
     "CREATE INDEX IF NOT EXISTS jobs_waiting ON jobs (due_at) WHERE running = 0",
 ]
 
@@ -141,11 +141,11 @@ class JobRunner:
         self._gathered = Gathered(self._spawn)  # jobs started at their commit, waiting for company
         self._slots = asyncio.Semaphore(MAX_PARALLEL)
         self._pass_lock = asyncio.Lock()
-        # Whether the runner waits between passes, and until when (None: until woken). Lets
-        # `wake_for` skip a wake (a whole pass) when the runner will look by then anyway.
+        # Whether the runner waits between passes, and until when (None: until woken): lets `wake_for`
+        # skip a wake (a whole pass) when the runner will look by then anyway.
         self._sleeping = False
         self._sleep_until: datetime | None = None
-        self._paused = False
+        self._paused = self._stopping = False
         self._worked = 0  # jobs taken since memory was last given back (see `_tidy`)
         # Work handed off by handlers (`follow`), which `flush` waits for as for running jobs; and the
         # state it belongs to: a reset or a restore starts a new generation, and work handed off in an
@@ -205,6 +205,7 @@ class JobRunner:
             await self.lanes.learn(tx)
 
     async def stop(self) -> None:
+        self._stopping = True
         if self._task:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
@@ -237,8 +238,7 @@ class JobRunner:
                 self._sleeping = False
 
     async def _pass(self) -> tuple[int, float | None]:
-        """Run the due in-transaction jobs and start the others; return (jobs taken, seconds to next).
-        BATCH jobs taken means more are due now."""
+        """Run due in-transaction jobs, start the others; return (taken, seconds to next). BATCH: more due."""
         async with self._pass_lock:
             async with self.emu.transaction() as tx:
                 rows = await tx.all(
@@ -341,6 +341,9 @@ class JobRunner:
                     left = await handler(self.emu, job)
             except Exception:  # a broken job must never stop the runner
                 log.exception("job %s failed", job["kind"])
+            except asyncio.CancelledError:  # by a stop: its row stays claimed, the next start runs it again
+                left = HANDED_OFF if self._stopping else None  # (issue 38: a retry under way was lost)
+                raise
             finally:
                 # Rides with the next commit instead of costing one of its own. A crash before that
                 # leaves the row claimed; start() re-runs it, and handlers treat a repeat as a no-op

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 import weakref
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -18,9 +19,8 @@ from emulator.core.net import bind
 from emulator.smtp.policy import HOSTNAME, IDENT, MAX_MESSAGE_BYTES, MAX_RECIPIENTS, USERNAME
 
 if TYPE_CHECKING:
-    from aiosmtpd.smtp import SMTP
-
     from emulator.core.emulator import Emulator
+    from emulator.smtp.session import Protocol
 
 __all__ = ["HOSTNAME", "IDENT", "MAX_MESSAGE_BYTES", "MAX_RECIPIENTS", "USERNAME", "certificate_pem", "start",
            "stop"]
@@ -29,15 +29,15 @@ __all__ = ["HOSTNAME", "IDENT", "MAX_MESSAGE_BYTES", "MAX_RECIPIENTS", "USERNAME
 class Listener(NamedTuple):
     name: str  # "smtp" (STARTTLS) or "smtps" (implicit TLS)
     server: asyncio.base_events.Server
-    sessions: weakref.WeakSet[SMTP]
+    sessions: weakref.WeakSet[Protocol]
 
 
 def _factory(emu: Emulator, context: tls.ServerContext, implicit: bool,
-             sessions: weakref.WeakSet[SMTP]) -> Any:
+             sessions: weakref.WeakSet[Protocol]) -> Any:
     plaintext_auth = emu.settings.smtp_auth_plaintext
     handler: Any = None
 
-    def build() -> SMTP:
+    def build() -> Protocol:
         nonlocal handler
         from emulator.smtp import session
 
@@ -62,7 +62,7 @@ async def start(emu: Emulator) -> None:
     try:
         for name, port in ports.items():
             sock = sockets.get(name) or bind(emu.settings.host, port, f"--{name}-port", "--no-smtp")
-            sessions: weakref.WeakSet[SMTP] = weakref.WeakSet()
+            sessions: weakref.WeakSet[Protocol] = weakref.WeakSet()
             implicit = name == "smtps"
             server = await asyncio.get_running_loop().create_server(
                 _factory(emu, context, implicit, sessions), sock=sock,
@@ -73,6 +73,7 @@ async def start(emu: Emulator) -> None:
         await _close(listeners)
         raise
     emu.state["smtp_listeners"] = listeners
+    emu.stop_hooks.append(lambda: _stop_accepting(listeners))
     emu.state["smtp_ports"] = {item.name: item.server.sockets[0].getsockname()[1] for item in listeners}
 
 
@@ -91,5 +92,29 @@ async def _close(listeners: list[Listener]) -> None:
         await listener.server.wait_closed()
 
 
+def _stop_accepting(listeners: list[Listener]) -> None:
+    """The stop has begun: no new connections; a session between messages is told 421 and closed, one
+    in its DATA finishes that message first (its 250 means it is stored) and is closed after it."""
+    for listener in listeners:
+        listener.server.close()
+        for session in list(listener.sessions):
+            session.hang_up_after_data = True
+            if not session.in_data:
+                session.hang_up()
+
+
+async def _messages_under_way(emu: Emulator, listeners: list[Listener]) -> None:
+    """Until every DATA under way has its reply, or the stop's grace is over (a client still sending
+    then gets no 250: nothing of its message was acknowledged, and it tries again)."""
+    deadline = emu.stop_deadline or time.monotonic()
+    while time.monotonic() < deadline and any(
+            session.in_data for listener in listeners for session in listener.sessions):
+        await asyncio.sleep(0.01)
+
+
 async def stop(emu: Emulator) -> None:
-    await _close(emu.state.pop("smtp_listeners", []))
+    listeners: list[Listener] = emu.state.pop("smtp_listeners", [])
+    await _messages_under_way(emu, listeners)
+    await _close(listeners)
+    # A message whose client left after its final dot is still being stored: before the database closes.
+    await asyncio.gather(*emu.state.get("smtp_intakes", ()), return_exceptions=True)

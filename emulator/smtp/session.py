@@ -73,6 +73,8 @@ class Handler:
 
     def __init__(self, emu: Emulator) -> None:
         self.emu = emu
+        # Messages being taken in: a stop waits for them before the database closes (server.stop).
+        self.intakes: set[asyncio.Future[str]] = emu.state.setdefault("smtp_intakes", set())
 
     def expecting(self) -> Any:
         return self.emu.db.expecting()
@@ -90,8 +92,12 @@ class Handler:
         raw = envelope.original_content or b""
         work = self._deliver(str(session.auth_data or ""), envelope.mail_from or "", list(envelope.rcpt_tos),
                              bytes(raw))
-        # Shielded: a client vanishing after its final dot must not cut a transaction in half.
-        return await asyncio.shield(asyncio.ensure_future(work))
+        # Shielded: a client vanishing after its final dot (or a stop closing the connection) must not
+        # cut a transaction in half.
+        intake = asyncio.ensure_future(work)
+        self.intakes.add(intake)
+        intake.add_done_callback(self.intakes.discard)
+        return await asyncio.shield(intake)
 
     async def _deliver(self, token: str, mail_from: str, recipients: list[str], raw: bytes) -> str:
         try:
@@ -143,7 +149,20 @@ def parse_path(arg: str) -> tuple[str | None, str | None]:
     return address.addr_spec, rest
 
 
+SHUTTING_DOWN = b"421 4.3.2 Service shutting down, try again later\r\n"
+
+
 class Protocol(SMTP):
+    # From the 354 to the reply after the message: a stop lets this finish (server.stop), then hangs up.
+    in_data = False
+    hang_up_after_data = False
+
+    def hang_up(self) -> None:
+        """Say 421 (RFC 5321 §3.8: the client tries again later) and close; the emulator is stopping."""
+        if self.transport is not None and not self.transport.is_closing():
+            self._writer.write(SHUTTING_DOWN)  # as `push` writes: through TLS after STARTTLS
+            self.transport.close()
+
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # aiosmtpd writes multi-line replies (EHLO) line by line; without TCP_NODELAY, uvloop's
         # sockets wait on the client's delayed ACK: ~40 ms per EHLO, measured in benchmarks/bench_smtp.py.
@@ -176,7 +195,17 @@ class Protocol(SMTP):
         if arg:
             await self.push("501 Syntax: DATA")
             return
-        await self.push("354 End data with <CR><LF>.<CR><LF>")
+        self.in_data = True
+        try:
+            await self.push("354 End data with <CR><LF>.<CR><LF>")
+            await self._take_message()
+        finally:
+            self.in_data = False
+        if self.hang_up_after_data:  # the emulator is stopping, and the reply is written
+            self.hang_up()
+
+    async def _take_message(self) -> None:
+        assert self.envelope is not None
         # From here a message is on its way to a transaction: group commit may wait for it.
         with getattr(self.event_handler, "expecting", contextlib.nullcontext)():
             content, refusal = await self._read_content()
@@ -242,7 +271,7 @@ class Protocol(SMTP):
 
 
 def open_session(emu: Emulator, handler: Handler, context: ssl.SSLContext, implicit: bool,
-                 plaintext_auth: bool, max_message_bytes: int) -> SMTP:
+                 plaintext_auth: bool, max_message_bytes: int) -> Protocol:
     with warnings.catch_warnings():
         # aiosmtpd warns of AUTH without its own TLS: implicit TLS and the test switch are deliberate.
         warnings.filterwarnings("ignore", message="Requiring AUTH while not requiring TLS")

@@ -15,7 +15,7 @@ import socket
 import ssl
 import sys
 import threading
-import time
+from collections.abc import Callable
 from typing import Any
 
 GRACE_SECONDS = 5.0
@@ -63,12 +63,14 @@ _import_uvicorn_without_cli()
 
 import uvicorn  # noqa: E402  (after the function above has made the package module)
 
+from emulator.core.draining import drain  # noqa: E402
 from emulator.core.wire import WholeResponses  # noqa: E402  (imports uvicorn's protocol modules)
 
 
 class ThreadServer(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config) -> None:
+    def __init__(self, config: uvicorn.Config, begin_stop: Callable[[], None] = lambda: None) -> None:
         super().__init__(config)
+        self._begin_stop = begin_stop  # the emulator's own (`Emulator.begin_stop`): live streams end
         self._wake: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -89,20 +91,8 @@ class ThreadServer(uvicorn.Server):
                 await asyncio.wait_for(self._wake.wait(), 0.1)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        for server in self.servers:
-            server.close()
-        for sock in sockets or []:
-            sock.close()
-        state = self.server_state
-        for connection in list(state.connections):
-            connection.shutdown()  # idle keep-alive connections close; busy ones after their response
-        deadline = time.monotonic() + (self.config.timeout_graceful_shutdown or GRACE_SECONDS)
-        while (state.connections or state.tasks) and time.monotonic() < deadline:
-            await asyncio.sleep(0.001)
-        for task in state.tasks:
-            task.cancel(msg="the emulator is stopping")
-        for server in self.servers:
-            await server.wait_closed()
+        self._begin_stop()
+        await drain(self, sockets, self.config.timeout_graceful_shutdown or GRACE_SECONDS)
         await self.lifespan.shutdown()
 
 
@@ -114,4 +104,4 @@ def thread_server(app: Any, context: ssl.SSLContext | None = None) -> ThreadServ
                             log_level="error", access_log=False,
                             ssl_context_factory=(lambda *_: context) if context else None)
     # uvicorn leaves signal handlers alone when it runs outside the main thread.
-    return ThreadServer(config)
+    return ThreadServer(config, app.state.emu.begin_stop)

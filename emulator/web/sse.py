@@ -23,13 +23,25 @@ HEARTBEAT_SECONDS = 15.0
 # EventSource reconnects on its own and the page resyncs on every (re)connect.
 STREAM_SECONDS = 15.0
 RESYNC = {"type": "resync"}
+# Put in every queue when the emulator stops: the stream ends at once instead of holding the stop
+# (uvicorn waits for open responses) until its STREAM_SECONDS are up.
+END: dict[str, Any] = {"type": "end"}
 
 
 class LiveHub:
     def __init__(self) -> None:
         self.queues: set[asyncio.Queue[dict[str, Any]]] = set()
+        self.closed = False
+
+    def close(self) -> None:
+        """End every open stream, and any opened from now on (the emulator is stopping)."""
+        self.closed = True
+        for queue in list(self.queues):
+            self._overflow(queue, END)
 
     def publish(self, message: dict[str, Any]) -> None:
+        if self.closed:  # an overflow would replace the END the streams are to see
+            return
         for queue in list(self.queues):
             try:
                 queue.put_nowait(message)
@@ -37,10 +49,10 @@ class LiveHub:
                 self._overflow(queue)
 
     @staticmethod
-    def _overflow(queue: asyncio.Queue[dict[str, Any]]) -> None:
+    def _overflow(queue: asyncio.Queue[dict[str, Any]], last: dict[str, Any] = RESYNC) -> None:
         while not queue.empty():
             queue.get_nowait()
-        queue.put_nowait(RESYNC)
+        queue.put_nowait(last)
 
     def on_event(self, event: Event) -> None:
         if not self.queues:  # no page is open: every send would build this message for nobody
@@ -53,6 +65,8 @@ class LiveHub:
     def subscribe(self) -> asyncio.Queue[dict[str, Any]]:
         queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(QUEUE_SIZE)
         self.queues.add(queue)
+        if self.closed:
+            queue.put_nowait(END)
         return queue
 
     def unsubscribe(self, queue: asyncio.Queue[dict[str, Any]]) -> None:
@@ -69,6 +83,9 @@ def hub_of(emu: Emulator) -> LiveHub:
 def install(emu: Emulator) -> None:
     hub = hub_of(emu)
     emu.events.listen(hub.on_event)
+    emu.stop_hooks.append(hub.close)
+    if emu.stopping:  # the UI loaded by a request that came in as the stop began
+        hub.close()
 
     async def on_reset(emu: Emulator) -> None:
         hub.publish({"type": "reset"})
@@ -92,6 +109,8 @@ async def _stream(hub: LiveHub, queue: asyncio.Queue[dict[str, Any]],
             except TimeoutError:
                 yield ": keep-alive\n\n"
                 continue
+            if message is END:
+                return
             if message.get("account", account) == account:
                 yield _frame(message)
     finally:

@@ -19,7 +19,7 @@ from emulator.core.net import own_ports
 from emulator.resources.webhooks.catalogue import DELIVER_JOB
 from emulator.resources.webhooks.client import Client, ConnectError, SelfCallError
 from emulator.resources.webhooks.faults import Fault, book
-from emulator.resources.webhooks.ledger import Outcome, Plan, ledger
+from emulator.resources.webhooks.ledger import INTERRUPTED, Outcome, Plan, ledger
 from emulator.resources.webhooks.ledger import stop as stop_ledger
 
 if TYPE_CHECKING:
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 # Recorded response bodies are capped: a receiver answering megabytes must not bloat the database.
 RESPONSE_LIMIT = 64 * 1024
+INTERRUPTED_TEXT = ("Interrupted: the emulator stopped before the endpoint answered; sent again when it"
+                    " starts")
 
 
 # ---- the job -----------------------------------------------------------------------------------
@@ -43,7 +45,12 @@ async def deliver(emu: Emulator, job: Job) -> str | None:
     # delivery), and its messages retry on schedule like any timeout.
     started = asyncio.get_running_loop().time()
     waited = _waited(emu, plan, float(job.get("queued_for", 0.0)), started)
-    outcome = await _attempt(emu, plan, waited)
+    try:
+        outcome = await _attempt(emu, plan, waited)
+    except asyncio.CancelledError:
+        if emu.stopping:  # recorded, so the delivery's history shows why the endpoint may see it twice
+            shared.hand_off(plan, Outcome(0, INTERRUPTED_TEXT, INTERRUPTED), job)
+        raise
     _remember_hang(emu, plan, outcome, started, waited)
     shared.hand_off(plan, outcome, job)
     return HANDED_OFF

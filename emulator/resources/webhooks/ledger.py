@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 # Delay after each failed attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h → 8 attempts in all [docs].
 RETRY_DELAYS = (5, 300, 1800, 7200, 18000, 36000, 36000)
 MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
+# The reason of an attempt cut short by a stop (SIGTERM): recorded, but not one of the MAX_ATTEMPTS, and
+# due again at once, so the next start sends it (issue 38: no delivery lost, a duplicate allowed).
+INTERRUPTED = "interrupted"
 # Records wait up to RECORD_WAIT seconds for company (RECORD_BATCH of them, or a delivery to plan, ends
 # the wait): nothing waits for a handed-off record but `flush`, and a burst that keeps pace with its
 # events records ~1 attempt per transaction otherwise (issue 28).
@@ -311,6 +314,10 @@ async def _next_state(tx: Tx, message: Row, plan: Plan, outcome: Outcome) -> dic
     if plan.mode == "replay":
         # A replay leaves the automatic schedule alone [docs]; it only revives a failed message.
         return {"status": "success"} if outcome.ok and message["status"] == "failed" else {}
+    if outcome.reason == INTERRUPTED:
+        await schedule(tx.as_account(plan.account), DELIVER_JOB, tx.now,
+                       {"message_id": plan.message_id, "mode": "auto", "webhook_id": plan.webhook_id})
+        return {"next_attempt_at": to_db(tx.now)}
     attempts = message["attempts"] + 1
     if outcome.ok:
         return {"status": "success", "attempts": attempts, "next_attempt_at": None}
