@@ -83,7 +83,8 @@ def logo_and_beside(page: Page) -> list[list[int]]:
     frame = page.locator("#preview").bounding_box()
     assert logo and frame
     x, y = logo["x"] - frame["x"], logo["y"] - frame["y"]
-    return pixels(page, [(x + 30, y + 30), (x + 5, y + 30), (x + 90, y + 30)])  # bar, its transparent edge, beside
+    # The bar, its transparent edge, and the background beside the image.
+    return pixels(page, [(x + 30, y + 30), (x + 5, y + 30), (x + 90, y + 30)])
 
 
 @pytest.mark.parametrize("viewport", SIZES)
@@ -117,9 +118,8 @@ def test_forced_dark_sinks_a_black_logo_and_says_it_is_a_simulation(server: Emul
 
 
 @pytest.mark.parametrize("viewport", SIZES)
-def test_dark_mode_of_mail_without_dark_styles_points_to_forced_dark(server: EmulatorServer, api: httpx.Client,
-                                                                     context: BrowserContext,
-                                                                     viewport: ViewportSize) -> None:
+def test_dark_mode_of_mail_without_dark_styles_points_to_forced_dark(
+        server: EmulatorServer, api: httpx.Client, context: BrowserContext, viewport: ViewportSize) -> None:
     page = context.new_page()
     page.goto(f"{server.url}{UI}/messages/{send(api, NO_DARK_STYLES)}")
     hint = page.locator("#dark-hint")
@@ -206,7 +206,8 @@ def test_the_preview_survives_what_the_email_does_and_checks_lists_it(
 
 
 def inbox_thread(api: httpx.Client) -> tuple[str, str]:
-    assert api.post("/domains", json={"name": DOMAIN, "capabilities": {"receiving": "enabled"}}).status_code == 201
+    domain = api.post("/domains", json={"name": DOMAIN, "capabilities": {"receiving": "enabled"}})
+    assert domain.status_code == 201, domain.text
     inbox = api.post("/inboxes", json={"email_address": ADDRESS, "name": "Support"}).json()
     previous = None
     for n, height in enumerate((40, 700, 1500), 1):

@@ -22,7 +22,8 @@ FINDINGS = {
                    " window instead, as the preview does.",
     "base_target": "A <base target> that would make links replace the view: mail clients open links in a new"
                    " window instead, as the preview does.",
-    "form": "A form: most clients (Gmail, Outlook) drop it or do not submit it; the preview never submits it.",
+    "form": "A form: most clients (Gmail, Outlook) drop it or do not submit it; the preview never"
+            " submits it.",
 }
 _REPLACING = ("_self", "_top", "_parent")
 
