@@ -7,6 +7,14 @@ names, and it tells the parent page how tall the email is (postMessage) so the f
 its content. The email's own scripts, handlers and `javascript:` links have no nonce and never run.
 Remote images, fonts and stylesheets stay blocked (CSP `img-src`) until the user asks for them, so
 opening a message never pings a tracker.
+
+Nothing the email does replaces the preview (issue 39). No CSP directive or sandbox flag stops a frame
+from navigating itself, so each way an email can do that without script is closed apart: a
+`<meta http-equiv=refresh>` is renamed before it reaches the browser (a script cannot cancel a refresh
+the parser has already scheduled); a link whose target would load in this frame or an ancestor
+(`_self`, `_top`, `_parent`, or none under a `<base target>`) is switched to a new tab by our script as
+it is clicked, like every other link of the preview; forms never submit (no `allow-forms`, and CSP
+`form-action 'none'`). The Checks tab lists each of these (control/qa/navigation.py).
 """
 
 from __future__ import annotations
@@ -41,6 +49,18 @@ MEASURE = """(function () {
   addEventListener("message", function (event) {
     if (event.source === parent && event.data === "resendEmulatorMeasure") report();
   });
+  // A link that would load here or above (its own target, else the first <base target>) opens in a new
+  // tab instead: the attribute is read when the click's default action runs, after this listener.
+  // In-page (#) and javascript: links are left alone: neither replaces this document.
+  addEventListener("click", function (event) {
+    var link = event.target && event.target.closest ? event.target.closest("a, area") : null;
+    if (!link) return;
+    var href = (link.getAttribute("href") || link.getAttribute("xlink:href") || "").trim();
+    if (!href || href.charAt(0) === "#" || /^javascript:/i.test(href)) return;
+    var base = document.querySelector("base[target]");
+    var target = link.getAttribute("target") || (base ? base.getAttribute("target") : "") || "";
+    if (/^(_self|_top|_parent)?$/i.test(target.trim())) link.setAttribute("target", "_blank");
+  }, true);
 }());"""
 
 _CID = re.compile(r"""cid:([^"'\s)>]+)""", re.IGNORECASE)
@@ -55,8 +75,11 @@ _REMOTE = re.compile(
 _HEAD = re.compile(r"<head(?:\s[^<>]*)?>", re.IGNORECASE)
 _DOCTYPE = re.compile(r"\s*<!doctype[^>]*>", re.IGNORECASE)
 _BASE = re.compile(r"<base[\s>]", re.IGNORECASE)
+# Every `http-equiv` whose value is, or may be after character references, `refresh`.
+_REFRESH = re.compile(r"""http-equiv(?=\s*=\s*(?:["']\s*)?(?:refresh|&))""", re.IGNORECASE)
 _SCHEME = re.compile(r"prefers-color-scheme\s*:\s*(dark|light)", re.IGNORECASE)
 _DARK_CAPABLE = re.compile(r"color-scheme(?:(?!color-scheme)[^;>])*dark", re.IGNORECASE)
+_DARK_STYLES = re.compile(r"prefers-color-scheme\s*:\s*dark|data-og[sa][cb]\b", re.IGNORECASE)
 
 
 def frame_csp(origin: str, remote: bool, nonce: str) -> str:
@@ -126,16 +149,47 @@ def in_scheme(html: str, dark: bool) -> str:
     return rewritten
 
 
+SCHEMES = ("light", "dark", "forced")
+# Forced dark is a simulation of the full colour inversion the Gmail app (iOS) and Outlook (Windows) apply
+# to mail whatever styles it has: light backgrounds turn dark, dark text light, dark areas light, hues
+# kept; images are left as they are, so a black logo on a transparent background sinks into the dark.
+# The parent page inverts the whole frame (static/message.css: its canvas too, which a filter inside the
+# document does not reach); inside, images are inverted back (exact for black and white, close for
+# colours). Clients that invert only light areas (Outlook.com, the Gmail app on Android) are darker on
+# already dark parts; the preview shows the harsher case.
+FORCED_DARK = ("<style>img, picture, video, input[type=image], svg image"
+               " { filter: invert(1) hue-rotate(180deg) !important; }</style>")
+
+
+def block_refresh(html: str) -> str:
+    """`<meta http-equiv=refresh>` made inert (the attribute renamed): the preview stays the email."""
+    return _REFRESH.sub("data-blocked-http-equiv", html)
+
+
+def dark_styles(html: str) -> bool:
+    """The email has styles of its own for dark mode: a `prefers-color-scheme: dark` query, a
+    `color-scheme` naming dark, or Outlook.com's `[data-ogsc]`/`[data-ogsb]` selectors."""
+    return dark_capable(html) or bool(_DARK_STYLES.search(html))
+
+
+def schemed(html: str, scheme: str) -> str:
+    """The email in the preview's scheme: `light`, `dark` (as a client renders dark-aware mail) or
+    `forced` (light styles under the simulated inversion: the clients that invert ignore dark styles)."""
+    if scheme == "forced":
+        return _at_top(in_scheme(html, dark=False), FORCED_DARK)
+    return in_scheme(html, dark=scheme == "dark")
+
+
 def origin_of(request: Request) -> str:
     return f"{request.url.scheme}://{request.url.netloc}"
 
 
 def frame_response(request: Request, html: str, remote: bool, status: int = 200,
-                   dark: bool = False) -> Response:
+                   scheme: str = "light") -> Response:
     # Unpredictable on purpose (not from the seed): a nonce an email could guess would let its script run.
     nonce = secrets.token_urlsafe(18)
     measure = f'<script nonce="{nonce}">{MEASURE}</script>'
-    body = _at_top(with_base_target(in_scheme(html, dark)), measure)
+    body = _at_top(with_base_target(schemed(block_refresh(html), scheme)), measure)
     return HTMLResponse(body, status, headers={
         "Content-Security-Policy": frame_csp(origin_of(request), remote, nonce),
         "X-Content-Type-Options": "nosniff",

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from emulator.control import outbox, qa
 from emulator.control.downloads import INLINE_TYPES
 from emulator.resources.emails.service import email_eml
-from emulator.web.frame import dark_capable, remote_count, rewrite_cids
+from emulator.web.frame import dark_capable, dark_styles, remote_count, rewrite_cids
 from emulator.web.listing import SENT, Box, Filters
 from emulator.web.source import source_of
 from emulator.web.stepping import neighbours
@@ -121,6 +121,7 @@ async def view_model(tx: Tx, box: Box, row: Row, remote: bool, filters: Filters)
         **fields, "id": row["id"], "kind": box.name, "has_html": bool(html), "qa": checks,
         "remote_count": remote_count(html), "remote": remote, "tabs": _tabs(bool(html), checks is not None),
         "raw": _raw_preview(await raw_of(tx, box, row)), "dark_capable": dark_capable(html),
+        "dark_styles": dark_styles(html),
         "source": source_of(html) if html else None,
         "url": base, "frame_url": f"{base}/frame" + ("?remote=1" if remote else ""),
         "eml_url": f"{base}/raw.eml", "live_url": f"{base}/live", "spam_url": f"{base}/spam",

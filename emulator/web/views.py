@@ -21,7 +21,7 @@ from emulator.core.errors import ApiError
 from emulator.core.events import notify
 from emulator.core.typed import whole_number_or_none
 from emulator.web import activity, csrf, sse
-from emulator.web.frame import frame_response
+from emulator.web.frame import SCHEMES, frame_response
 from emulator.web.listing import RECEIVED, SENT, Box, Filters, ListPage, list_page, parse_filters, unread
 from emulator.web.message import attachment_row, attachments_of, framed_html, message_row, raw_of, view_model
 from emulator.web.render import HERE, UI, UI_HEADERS, not_found, page, render
@@ -172,8 +172,9 @@ async def message_frame(request: Request) -> Response:
             return frame_response(request, "<p>Message not found.</p>", remote=False, status=404)
         html = framed_html(row, await attachments_of(tx, box, message_id))
     query = request.query_params
+    scheme = query.get("scheme", "light")
     return frame_response(request, html, remote=query.get("remote") == "1",
-                          dark=query.get("scheme") == "dark")
+                          scheme=scheme if scheme in SCHEMES else "light")
 
 
 async def message_eml(request: Request) -> Response:

@@ -32,6 +32,7 @@ from emulator.control.outbox import BASE, message_headers, requested_email
 from emulator.control.qa import spam
 from emulator.control.qa.compat import check_html
 from emulator.control.qa.links import check_links
+from emulator.control.qa.navigation import check_navigation
 from emulator.control.qa.plaintext import check_text
 from emulator.control.qa.scan import scan
 from emulator.control.qa.unsubscribe import check_unsubscribe
@@ -96,6 +97,7 @@ CHECKS: dict[str, Callable[[Material], dict[str, Any]]] = {
     "links": lambda found: check_links(found.html, found.tracking, found.content_ids),
     "unsubscribe": lambda found: check_unsubscribe(found.headers),
     "text": lambda found: check_text(found.html, found.text, _generated(found), found.targets()),
+    "navigation": lambda found: check_navigation(found.html),
 }
 
 

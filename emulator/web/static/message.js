@@ -62,6 +62,10 @@
       var line = /^#L\d+$/.test(hash) && document.getElementById(hash.slice(1));
       if (!line || !tabNamed("source")) return false;
       show(tabNamed("source"));
+      Array.prototype.forEach.call(document.querySelectorAll(".src-line.jumped"), function (other) {
+        other.classList.remove("jumped");
+      });
+      line.classList.add("jumped");
       line.scrollIntoView({ block: "center" });
       return true;
     }
