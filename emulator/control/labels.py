@@ -82,10 +82,13 @@ async def labels_for(tx: Tx, ids: list[str]) -> dict[str, list[str]]:
 
 async def add(tx: Tx, email_id: str, names: list[Any]) -> list[str]:
     """Add these labels to one email of the account (callers check it exists); its labels after."""
-    wanted = list(dict.fromkeys(normal(name) for name in names))
     held = await labels_of(tx, email_id)
     known = {folded(name) for name in held}
-    new = [name for name in wanted if folded(name) not in known]
+    new: list[str] = []
+    for name in map(normal, names):  # one label per folded form, as first written
+        if folded(name) not in known:
+            known.add(folded(name))
+            new.append(name)
     if len(held) + len(new) > MAX_PER_EMAIL:
         raise invalid(f"An email holds at most {MAX_PER_EMAIL} labels; this one has {len(held)}.")
     for name in new:
