@@ -31,8 +31,8 @@ def api(emulator: EmulatorServer) -> Iterator[httpx.Client]:
 
 
 def send(api: httpx.Client, subject: str) -> str:
-    response = api.post("/emails", json={"from": "qa@acme.dev", "to": ["ada@lovelace.dev"], "subject": subject,
-                                         "text": "Hi"})
+    response = api.post("/emails", json={"from": "qa@acme.dev", "to": ["ada@lovelace.dev"],
+                                         "subject": subject, "text": "Hi"})
     assert response.status_code == 200, response.text
     return str(response.json()["id"])
 
@@ -49,7 +49,8 @@ def labels(api: httpx.Client, email_id: str) -> list[str]:
 
 def test_labels_are_added_removed_and_searched(api: httpx.Client) -> None:
     first, second = send(api, "First"), send(api, "Second")
-    added = api.post(f"/_emulator/outbox/{first}/labels", json={"labels": ["Checked", "needs review", "checked"]})
+    added = api.post(f"/_emulator/outbox/{first}/labels",
+                     json={"labels": ["Checked", "needs review", "checked"]})
     assert added.json() == {"object": "list", "data": ["Checked", "needs review"]}
     assert api.post(f"/_emulator/outbox/{second}/labels", json={"label": "CHECKED"}).status_code == 200
     assert found(api, "label:checked") == ["Second", "First"]
@@ -71,7 +72,8 @@ def test_labels_are_added_removed_and_searched(api: httpx.Client) -> None:
     ({}, "Give the labels to add"),
     ({"tags": ["x"]}, "Unknown field `tags`"),
 ])
-def test_wrong_labels_are_refused_with_a_sentence(api: httpx.Client, body: dict[str, object], said: str) -> None:
+def test_wrong_labels_are_refused_with_a_sentence(api: httpx.Client, body: dict[str, object],
+                                                  said: str) -> None:
     response = api.post(f"/_emulator/outbox/{send(api, 'A')}/labels", json=body)
     assert (response.status_code, response.json()["name"]) == (422, "validation_error")
     assert said in response.json()["message"]
@@ -79,7 +81,8 @@ def test_wrong_labels_are_refused_with_a_sentence(api: httpx.Client, body: dict[
 
 def test_an_email_holds_at_most_20_labels(api: httpx.Client) -> None:
     email_id = send(api, "A")
-    assert api.post(f"/_emulator/outbox/{email_id}/labels", json={"labels": [f"l{n}" for n in range(20)]}).is_success
+    twenty = {"labels": [f"l{n}" for n in range(20)]}
+    assert api.post(f"/_emulator/outbox/{email_id}/labels", json=twenty).is_success
     response = api.post(f"/_emulator/outbox/{email_id}/labels", json={"label": "one more"})
     assert response.status_code == 422 and "at most 20 labels" in response.json()["message"]
 

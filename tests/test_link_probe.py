@@ -88,7 +88,8 @@ def api(emulator: EmulatorServer) -> Iterator[httpx.Client]:
 
 
 def send(api: httpx.Client, html: str, text: str | None = None) -> str:
-    body: dict[str, Any] = {"from": "qa@acme.dev", "to": ["ada@lovelace.dev"], "subject": "Links", "html": html}
+    body: dict[str, Any] = {"from": "qa@acme.dev", "to": ["ada@lovelace.dev"], "subject": "Links",
+                            "html": html}
     if text is not None:
         body["text"] = text
     response = api.post("/emails", json=body)
@@ -102,7 +103,8 @@ def by_url(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def test_each_link_is_requested_and_its_status_listed(api: httpx.Client, site: Site) -> None:
     refused = f"http://127.0.0.1:{closed_port()}/gone"
-    html = (f'<a href="{site.url}/ok">a</a> <a href="{site.url}/missing">b</a> <a href="{site.url}/no-head">c</a>'
+    html = (f'<a href="{site.url}/ok">a</a> <a href="{site.url}/missing">b</a>'
+            f' <a href="{site.url}/no-head">c</a>'
             f' <a href="{refused}">d</a> <a href="{site.url}/ok">again</a> <a href="mailto:x@y.dev">mail</a>')
     email_id = send(api, html, text=f"Also {site.url}/moved.")
     site.seen.clear()
@@ -141,7 +143,8 @@ def test_a_tracked_link_is_requested_at_its_original_target(api: httpx.Client, s
     assert [(link["url"], link["status"]) for link in body["links"]] == [(f"{site.url}/missing", 404)]
 
 
-def test_links_to_the_emulator_itself_are_never_requested(api: httpx.Client, emulator: EmulatorServer) -> None:
+def test_links_to_the_emulator_itself_are_never_requested(api: httpx.Client,
+                                                          emulator: EmulatorServer) -> None:
     email_id = send(api, f'<a href="{emulator.url}/_emulator/reset">reset</a>')
     body = api.post(f"/_emulator/outbox/{email_id}/link-check").json()
     assert [(link["status"], link["error"]) for link in body["links"]] == [(None, "own")]
@@ -183,7 +186,8 @@ def test_off_on_a_non_loopback_host_without_the_flag(site: Site) -> None:
 
 @pytest.mark.parametrize(("argv", "allowed"), [
     ([], True), (["--host", "127.0.0.2"], True), (["--host", "::1"], True),
-    (["--host", "0.0.0.0", "--no-ui-auth"], False), (["--host", "0.0.0.0", "--no-ui-auth", "--link-check"], True),
+    (["--host", "0.0.0.0", "--no-ui-auth"], False),
+    (["--host", "0.0.0.0", "--no-ui-auth", "--link-check"], True),
 ])
 def test_the_link_check_is_on_for_loopback_and_by_flag_elsewhere(argv: list[str], allowed: bool) -> None:
     settings = parse_settings(argv)

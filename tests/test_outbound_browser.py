@@ -49,8 +49,8 @@ def overflow(page: Page) -> int:
 
 
 def send(api: httpx.Client, subject: str, html: str = "<p>Hi</p>") -> str:
-    response = api.post("/emails", json={"from": "qa@acme.dev", "to": ["ada@lovelace.dev"], "subject": subject,
-                                         "html": html})
+    response = api.post("/emails", json={"from": "qa@acme.dev", "to": ["ada@lovelace.dev"],
+                                         "subject": subject, "html": html})
     assert response.status_code == 200, response.text
     return str(response.json()["id"])
 
@@ -161,7 +161,8 @@ def test_the_favicon_caps_its_badge_but_the_title_keeps_the_number(browser: Brow
 def test_a_team_host_without_the_flags_explains_them(browser: Browser) -> None:
     with EmulatorServer(make_settings(port=0, link_check=False, release=False)) as server, \
             httpx.Client(base_url=server.url, headers=AUTH) as api:
-        page = open_page(browser, {"width": 1280, "height": 800}, f"{server.url}{UI}/messages/{send(api, 'Off')}")
+        url = f"{server.url}{UI}/messages/{send(api, 'Off')}"
+        page = open_page(browser, {"width": 1280, "height": 800}, url)
         try:
             page.locator("#tab-checks").click()
             expect(page.locator("#link-probe-off")).to_contain_text("--link-check")

@@ -104,7 +104,8 @@ def test_release_sends_the_stored_bytes_with_only_the_envelope_changed(api: http
     stored = api.get(f"/_emulator/outbox/{email_id}.eml").content
     with sink() as (handler, port):
         response = api.post(f"/_emulator/outbox/{email_id}/release",
-                            json={"host": "127.0.0.1", "port": port, "to": ["me@device.test", "Me <me2@device.test>"]})
+                            json={"host": "127.0.0.1", "port": port,
+                                  "to": ["me@device.test", "Me <me2@device.test>"]})
         assert response.status_code == 200, response.text
     assert handler.received == [("orders@acme.dev", ["me@device.test", "me2@device.test"], stored)]
     body = response.json()
@@ -126,11 +127,12 @@ def test_release_over_starttls_with_auth_and_a_chosen_envelope_sender(api: httpx
 @pytest.mark.parametrize(("fields", "status", "name", "said"), [
     ({"starttls": True, "tls_verify": False, "username": USER, "password": "wrong"}, 422,
      "release_auth_failed", "refused the credentials: 535"),
-    ({"starttls": True, "username": USER, "password": PASSWORD}, 502, "release_connection_failed", "TLS failed"),
+    ({"starttls": True, "username": USER, "password": PASSWORD}, 502, "release_connection_failed",
+     "TLS failed"),
     ({}, 502, "release_failed", "530"),  # no AUTH given where the server requires it
 ])
-def test_a_secure_servers_refusals_are_named(api: httpx.Client, fields: dict[str, Any], status: int, name: str,
-                                             said: str) -> None:
+def test_a_secure_servers_refusals_are_named(api: httpx.Client, fields: dict[str, Any], status: int,
+                                             name: str, said: str) -> None:
     email_id = send(api)
     with sink(secure=True) as (handler, port):
         response = api.post(f"/_emulator/outbox/{email_id}/release",
@@ -146,7 +148,8 @@ def test_recipients_refused(api: httpx.Client) -> None:
         every = api.post(f"/_emulator/outbox/{email_id}/release",
                          json={"host": "127.0.0.1", "port": port, "to": "nobody@refused.example"})
         some = api.post(f"/_emulator/outbox/{email_id}/release",
-                        json={"host": "127.0.0.1", "port": port, "to": ["nobody@refused.example", "me@device.test"]})
+                        json={"host": "127.0.0.1", "port": port,
+                              "to": ["nobody@refused.example", "me@device.test"]})
     assert (every.status_code, every.json()["name"]) == (422, "release_recipients_refused")
     assert "nobody@refused.example: 550 5.1.1 No such user here" in every.json()["message"]
     assert some.status_code == 200

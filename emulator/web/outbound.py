@@ -55,10 +55,11 @@ def _release_body(form: dict[str, list[str]]) -> dict[str, Any]:
     def field(name: str) -> str:
         return (form.get(name) or [""])[0].strip()
 
+    # A blank port is the default (25); anything not a port number is refused by the check (as 0).
     port = field("port")
+    number = (int(port) if port.isdigit() and len(port) <= 5 else 0) if port else None
     body: dict[str, Any] = {
-        # A blank port is the default (25); anything not a port number is refused by the check.
-        "host": field("host"), "port": (int(port) if port.isdigit() and len(port) <= 5 else 0) if port else None,
+        "host": field("host"), "port": number,
         "to": [part.strip() for part in field("to").split(",") if part.strip()],
         "starttls": field("starttls") == "on", "tls_verify": field("tls_verify") == "on",
     }
