@@ -147,5 +147,8 @@
   if (ui.page === "message") {
     setup();
     setupLinkProbe();
+    var releaseLink = document.getElementById("release-link");
+    var release = document.getElementById("release");
+    if (releaseLink && release) releaseLink.addEventListener("click", function () { release.open = true; });
   }
 }());
