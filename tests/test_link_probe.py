@@ -199,3 +199,19 @@ def test_the_flag_has_an_environment_variable(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("RESEND_EMULATOR_RELEASE", "true")
     settings = parse_settings(["--host", "0.0.0.0", "--no-ui-auth"])
     assert (settings.link_check, settings.release) == (True, True)
+
+
+def test_without_javascript_the_form_answers_a_page_with_the_statuses(api: httpx.Client, site: Site,
+                                                                      emulator: EmulatorServer) -> None:
+    email_id = send(api, f'<a href="{site.url}/missing">b</a>')
+    with httpx.Client(base_url=emulator.url, timeout=30) as browser:
+        page = browser.get(f"/_emulator/ui/messages/{email_id}")
+        token = page.text.split('name="csrf" value="')[1].split('"')[0]
+        form = {"Content-Type": "application/x-www-form-urlencoded"}
+        refused = browser.post(f"/_emulator/ui/messages/{email_id}/link-check", content="", headers=form)
+        answered = browser.post(f"/_emulator/ui/messages/{email_id}/link-check", content=f"csrf={token}",
+                                headers=form)
+    assert refused.status_code == 403
+    assert answered.status_code == 200
+    assert f'data-url="{site.url}/missing" data-status="404"' in answered.text
+    assert 'id="back-to-message"' in answered.text
