@@ -32,7 +32,9 @@ from emulator.control import (
     files,
     housekeeping,
     inbound,
+    labels,
     outbox,
+    outbox_labels,
     reads,
     retention,
     scenarios,
@@ -61,7 +63,8 @@ KERNEL_MODULES: list[Any] = [events, jobs, idempotency, request_log]
 # TABLES, OPS, ROUTES, `install(emu)` (at creation) and `async start(emu)` / `async stop(emu)`.
 EXTENSIONS: list[Any] = [control, outbox, housekeeping, reads, control_domains, control_smtp, files,
                          webhook_faults, smtp, inbound, api_faults, snapshots, scenarios, engagement,
-                         control_oauth, search, retention, control_metrics]
+                         control_oauth, search, retention, control_metrics, labels,
+                         outbox_labels]
 
 
 class LazyRoutes(BaseRoute):

@@ -219,6 +219,11 @@ def build_parser() -> argparse.ArgumentParser:
            " leaving the UI and control plane open to anyone who reaches the port (all mail, reset):"
            " only where a trusted network alone reaches it, e.g. inside a container whose port only"
            " that network can reach", action="store_true")
+    option("--link-check", "LINK_CHECK", "allow the link check on a non-loopback host: the Checks tab's"
+           " button requests each link of an email (on by default for a loopback --host)",
+           action="store_true")
+    option("--release", "RELEASE", "allow release on a non-loopback host: forwarding a captured email to"
+           " an SMTP server named in the request (on by default for a loopback --host)", action="store_true")
     return parser
 
 
@@ -251,6 +256,7 @@ def parse_settings(argv: Sequence[str] | None = None) -> Settings:
         snapshot_dir=args.snapshot_dir, max_emails=args.max_emails, max_age=args.max_age,
         allowed_hosts=args.allowed_host or _names(_env("ALLOWED_HOSTS")), spamassassin=args.spamassassin,
         ui_auth_file=args.ui_auth_file, no_ui_auth=args.no_ui_auth,
+        link_check=args.link_check or None, release=args.release or None,
     )
 
 

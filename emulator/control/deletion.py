@@ -36,7 +36,7 @@ class Mail(NamedTuple):
     children: tuple[str, ...]
 
 
-SENT = Mail("outbox", "emails", ("email_attachments", "email_links", "scripted_outcomes"))
+SENT = Mail("outbox", "emails", ("email_attachments", "email_links", "scripted_outcomes", "email_labels"))
 RECEIVED = Mail("received", "received_emails", ("received_attachments",))
 
 

@@ -5,7 +5,7 @@ field(s), free text of the sender, recipients, subject and text body, tested in 
 (core/substring.py), by statements that run off the loop (`scan_off_loop`). A thread matches a term when
 one of its messages does (`-from:ada` is then a thread with no message from ada), except `is:read` /
 `is:unread`, which ask about the whole thread. Keys about what only sent mail has (`status:`, `tag:`,
-`is:bounced`, `is:tagged`) are refused with a sentence, like any other wrong query.
+`label:`, `is:bounced`, `is:tagged`) are refused with a sentence, like any other wrong query.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ async def scan_off_loop(tx: Tx) -> None:
 
 
 def _refuse(target: Target, term: Term) -> None:
-    if term.key in ("status", "tag") or (term.key == "is" and term.value not in ("read", "unread")):
+    if term.key in ("status", "tag", "label") or (term.key == "is" and term.value not in ("read", "unread")):
         written = f"{term.key}:{term.value}" if term.key == "is" else f"{term.key}:"
         raise invalid(f"`{written}` applies to sent mail only; {target.name} have no status or tags.")
 

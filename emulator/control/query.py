@@ -2,6 +2,7 @@
 
     from:billing@acme.dev   to:ada   cc:  bcc:  reply-to:  subject:"order shipped"  message-id:
     tag:plan  tag:plan:pro   status:bounced (or is:bounced)   is:read  is:unread  is:tagged  is:untagged
+    label:checked       a label put on by hand (control/labels.py)
     has:attachment   larger:100k   smaller:2M   after:2026-05-01   before:2026-05-14T09:00:00Z
     invoice             free text (sender, recipients, subject, body)
     "order shipped"     a phrase, word for word
@@ -28,7 +29,7 @@ STATUSES = ("bounced", "canceled", "clicked", "complained", "delivered", "delive
             "opened", "queued", "scheduled", "sent", "suppressed")
 FLAGS = ("read", "unread", "tagged", "untagged")
 TEXT_KEYS = ("from", "to", "cc", "bcc", "reply-to", "subject", "message-id")
-KEYS = (*TEXT_KEYS, "tag", "status", "is", "has", "larger", "smaller", "before", "after")
+KEYS = (*TEXT_KEYS, "tag", "label", "status", "is", "has", "larger", "smaller", "before", "after")
 SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "m": 1024 ** 2, "mb": 1024 ** 2}
 # A term: optional `-`, optional `key:`, then a quoted value (maybe unclosed) or a run of non-spaces.
 # A `scheme://` is a pasted link, free text rather than a key.
@@ -123,7 +124,8 @@ def _term(match: re.Match[str]) -> Term:
 
 def _example(key: str) -> str:
     return {"tag": "plan", "status": "bounced", "is": "unread", "has": "attachment", "larger": "100k",
-            "smaller": "1M", "before": "2026-05-14", "after": "2026-05-01"}.get(key, "ada@example.dev")
+            "smaller": "1M", "before": "2026-05-14", "after": "2026-05-01",
+            "label": "checked"}.get(key, "ada@example.dev")
 
 
 def _normal(term: Term) -> Term:

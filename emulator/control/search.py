@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from emulator.control import query, reads, windows
+from emulator.control import labels, query, reads, windows
 from emulator.control.query import STATUSES as STATUSES  # re-exported: the last_event values
 from emulator.control.query import Term, instant_of, size_of
 from emulator.core import substring
@@ -144,6 +144,8 @@ def _filter(term: Term) -> tuple[str, list[Any]]:
     if key == "tag":
         name, sep, tag_value = value.partition(":")
         return tag_clause(name, tag_value if sep else None)
+    if key == "label":
+        return labels.clause(value)
     if key == "has":
         return HAS_ATTACHMENT, []
     if key in ("larger", "smaller"):

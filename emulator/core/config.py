@@ -69,6 +69,11 @@ class Settings:
     ui_auth_file: str | None = None
     # Listening beyond loopback without `ui_auth_file` was asked for knowingly (--no-ui-auth).
     no_ui_auth: bool = False
+    # The outbox's on-demand link check (control/qa/probe.py) and release to an SMTP server
+    # (control/release.py) make outgoing connections: True/False as the flags say, None to decide by
+    # --host (on for loopback, off elsewhere: a team host must not become a request proxy or mail relay).
+    link_check: bool | None = None
+    release: bool | None = None
 
     @property
     def scheme(self) -> str:

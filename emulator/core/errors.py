@@ -96,6 +96,17 @@ RATE_LIMIT_EXCEEDED = _kind(
 # Not Resend's: the control plane's long-poll `GET /_emulator/outbox/wait` (emulator/control/outbox.py) saw no
 # matching email before its timeout. 408 tells an HTTP client "try again", the body keeps the shape.
 WAIT_TIMEOUT = _kind(408, "wait_timeout", "No email matching the filter arrived before the timeout.")
+# The emulator's own (issue 39): the link check and release make connections to the outside, off on a
+# non-loopback --host unless --link-check / --release (the message names the flag).
+OUTBOUND_DISABLED = _kind(403, "outbound_disabled", "Outgoing connections are off on this host.")
+# Release to an SMTP server (control/release.py). What the request named and the server refused (the
+# credentials, a recipient) is the caller's to fix: 422 like other bad input. What failed between us
+# and the server, or a refusal of the message itself, is an upstream failure: 502.
+RELEASE_AUTH_FAILED = _kind(422, "release_auth_failed", "The SMTP server refused the credentials.")
+RELEASE_RECIPIENTS_REFUSED = _kind(422, "release_recipients_refused",
+                                   "The SMTP server refused the recipients.")
+RELEASE_CONNECTION_FAILED = _kind(502, "release_connection_failed", "Could not reach the SMTP server.")
+RELEASE_FAILED = _kind(502, "release_failed", "The SMTP server did not accept the message.")
 APPLICATION_ERROR = _kind(500, "application_error", "An unexpected error occurred.")
 SERVICE_UNAVAILABLE = _kind(503, "service_unavailable", "API is temporarily unavailable")
 
@@ -116,8 +127,13 @@ OAUTH_TOO_MANY_REQUESTS = _oauth(429, "too_many_requests", "Too many client regi
 OAUTH_SERVER_ERROR = _oauth(500, "server_error", "The authorization server failed to process the request.")
 
 # Resend's catalogue (what API faults may inject) and the OAuth protocol's, kept apart.
+# The outgoing connections' errors are no API's: fault injection cannot pick them (a `{"status": 502}`
+# rule still names no Resend error).
+_OUTBOUND = (OUTBOUND_DISABLED, RELEASE_AUTH_FAILED, RELEASE_RECIPIENTS_REFUSED, RELEASE_CONNECTION_FAILED,
+             RELEASE_FAILED)
 CATALOGUE: dict[str, ErrorKind] = {
-    name: value for name, value in globals().items() if isinstance(value, ErrorKind) and not value.oauth
+    name: value for name, value in globals().items()
+    if isinstance(value, ErrorKind) and not value.oauth and value not in _OUTBOUND
 }
 OAUTH_CATALOGUE: dict[str, ErrorKind] = {
     name: value for name, value in globals().items() if isinstance(value, ErrorKind) and value.oauth

@@ -113,3 +113,9 @@ def is_loopback(host: str) -> bool:
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
     return ip.is_loopback
+
+
+def allows_outbound(flag: bool | None, host: str) -> bool:
+    """Whether the link check or release may connect out (issue 39): as `--link-check`/`--release`
+    say when given, else only when listening on loopback (a team host is no request proxy or relay)."""
+    return flag if flag is not None else is_loopback(host)

@@ -20,7 +20,9 @@ from emulator.web import (
     deliveries,
     imports,
     inboxes,
+    labels,
     oauth,
+    outbound,
     signin,
     spam,
     sse,
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
 ROUTES: list[BaseRoute] = signin.gated(csrf.guarded([
     *signin.ROUTES, *actions.ROUTES, *views.ROUTES, *deliveries.ROUTES, *dashboards.ROUTES,
     *inboxes.ROUTES, *unsubscribe.ROUTES, *oauth.ROUTES, *spam.ROUTES, *theme.ROUTES, *contacts.ROUTES,
-    *imports.ROUTES, *broadcasts.ROUTES,
+    *imports.ROUTES, *broadcasts.ROUTES, *outbound.ROUTES, *labels.ROUTES,
 ], under=UI + "/"))
 
 __all__ = ["ROUTES", "install"]

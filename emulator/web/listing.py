@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-from emulator.control import mailsearch, reads, windows
+from emulator.control import labels, mailsearch, reads, windows
 from emulator.control.outbox import STATUSES, OutboxFilter
 from emulator.control.search import index_new_mail
 from emulator.core.typed import whole_number_or_none
@@ -187,9 +187,11 @@ async def unread(tx: Tx, box: Box) -> str:
 async def list_page(tx: Tx, box: Box, filters: Filters, base_url: str) -> ListPage:
     rows, more = await _fetch(tx, box, filters)
     counts = await _attachment_counts(tx, box, [row["id"] for row in rows])
+    labelled = await labels.labels_for(tx, [row["id"] for row in rows]) if box is SENT else {}
     shaped = [list_row(box, row, counts.get(row["id"], 0)) for row in rows]
     for row in shaped:
         row["url"] += filters.query  # the message view steps through this same list (stepping.py)
+        row["labels"] = labelled.get(row["id"], [])
     going_newer = filters.newer_than is not None
     has_older = more if not going_newer else bool(shaped)
     has_newer = (more if going_newer else filters.older_than is not None) and bool(shaped)

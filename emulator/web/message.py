@@ -9,8 +9,9 @@ from email import policy
 from email.parser import BytesHeaderParser
 from typing import TYPE_CHECKING, Any
 
-from emulator.control import outbox, qa
+from emulator.control import labels, outbox, qa
 from emulator.control.downloads import INLINE_TYPES
+from emulator.core.net import allows_outbound
 from emulator.resources.emails.service import email_eml
 from emulator.web.frame import dark_capable, dark_styles, remote_count, rewrite_cids
 from emulator.web.listing import SENT, Box, Filters
@@ -82,6 +83,7 @@ async def _sent_fields(tx: Tx, row: Row) -> dict[str, Any]:
         "message_id": detail["message_id"], "text": detail["text"], "html": detail["html"] or "",
         "headers": [(h["name"], h["value"]) for h in detail["message_headers"]],
         "attachments": [_file(SENT, row["id"], part) for part in detail["attachments"]],
+        "labels": await labels.labels_of(tx, row["id"]),
     }
 
 
@@ -92,7 +94,7 @@ async def _received_fields(tx: Tx, box: Box, row: Row) -> dict[str, Any]:
         "subject": row["subject"] or "", "status": None, "tags": [], "created_at": row["created_at"],
         "scheduled_at": None, "message_id": row["message_id"], "text": row["text"],
         "html": row["html"] or "", "headers": _header_pairs(bytes(row["raw"] or b"")),
-        "attachments": await attachments_of(tx, box, row["id"]),
+        "attachments": await attachments_of(tx, box, row["id"]), "labels": [],
     }
 
 
@@ -125,5 +127,12 @@ async def view_model(tx: Tx, box: Box, row: Row, remote: bool, filters: Filters)
         "source": source_of(html) if html else None,
         "url": base, "frame_url": f"{base}/frame" + ("?remote=1" if remote else ""),
         "eml_url": f"{base}/raw.eml", "live_url": f"{base}/live", "spam_url": f"{base}/spam",
-        **await neighbours(tx, box, filters, row["seq"]),
+        **await neighbours(tx, box, filters, row["seq"]), "outbound": _outbound(tx),
     }
+
+
+def _outbound(tx: Tx) -> dict[str, bool]:
+    """Which outgoing actions the view offers (web/outbound.py; the others name their flag)."""
+    settings = tx.emu.settings
+    return {"link_check": allows_outbound(settings.link_check, settings.host),
+            "release": allows_outbound(settings.release, settings.host)}

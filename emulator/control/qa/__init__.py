@@ -2,14 +2,15 @@
 
     GET /_emulator/outbox/{id}/html-check         HTML/CSS support in the major clients (caniemail data)
     GET /_emulator/outbox/{id}/link-check         every link and image, as far as is known offline
+    POST /_emulator/outbox/{id}/link-check        every link requested, its status (probe.py)
     GET /_emulator/outbox/{id}/unsubscribe-check  List-Unsubscribe (RFC 2369) and one-click (RFC 8058)
     GET /_emulator/outbox/{id}/text-check         the plain-text part
     GET /_emulator/outbox/{id}/spam-check         SpamAssassin's score and rules (spam.py; --spamassassin)
     GET /_emulator/outbox/{id}/qa                 all five in one body (what the message view shows)
 
 `account`/`api_key` in the query scope the lookup like the other outbox routes. Nothing is fetched from
-the network (spamd aside, when configured): the checks read the email as stored (as the recipient gets
-it, tracking included).
+the network (spamd aside, when configured; the POST link check is asked for): the checks read the email
+as stored (as the recipient gets it, tracking included).
 
 The checks grow with the HTML (linear, ~1 s per MB of dense markup), so they run in a worker thread after
 the transaction that read the email: the server keeps answering meanwhile (`material` inside the
@@ -28,8 +29,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from emulator.api.ops import emulator_of, json_response
+from emulator.control import release
 from emulator.control.outbox import BASE, message_headers, requested_email
-from emulator.control.qa import spam
+from emulator.control.qa import probe, spam
 from emulator.control.qa.compat import check_html
 from emulator.control.qa.links import check_links
 from emulator.control.qa.navigation import check_navigation
@@ -129,7 +131,19 @@ async def full_report(request: Request) -> Response:
     return json_response({**report, "spam": await spam.for_email(request, await requested_email(request))})
 
 
+async def probe_links(request: Request) -> Response:
+    """POST …/link-check: each link requested (probe.py); the GET of the path is the offline check."""
+    emu = emulator_of(request)
+    probe.check_allowed(emu)  # before the email is read: the answer says why whatever the id
+    row = await requested_email(request)
+    async with emu.transaction(row["account"]) as tx:
+        found = await material(tx, row)
+    return json_response(await probe.run(emu, row["id"], found))
+
+
 ROUTES = [
+    *release.ROUTES,  # here, not in app.EXTENSIONS: loaded with these on the first use (smtplib and all)
+    Route(f"{BASE}/{{email_id}}/link-check", probe_links, methods=["POST"]),
     Route(f"{BASE}/{{email_id}}/html-check", _one("html"), methods=["GET"]),
     Route(f"{BASE}/{{email_id}}/link-check", _one("links"), methods=["GET"]),
     Route(f"{BASE}/{{email_id}}/unsubscribe-check", _one("unsubscribe"), methods=["GET"]),

@@ -1,6 +1,6 @@
 // One message: tabs (click, arrows, digits) that keep their content in view, preview widths, `j`/`k` to
 // the older/newer message of the list, Esc/u back to it, source lines named by the Checks tab, the spam
-// row asked for when the Checks tab opens, live activity.
+// row asked for when the Checks tab opens, the link check asked in place, live activity.
 (function () {
   "use strict";
   var ui = window.EmulatorUI;
@@ -121,5 +121,38 @@
       .catch(function () { /* retried on the next event */ });
   }, 120);
 
-  if (ui.page === "message") setup();
+  // The link check (web/outbound.py): asked in place, its table shown under the button; without this
+  // script the form answers a page of its own.
+  function setupLinkProbe() {
+    var form = document.getElementById("link-probe-form");
+    var slot = document.getElementById("link-probe");
+    if (!form || !slot) return;
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      var button = document.getElementById("link-probe-button");
+      button.disabled = true;
+      slot.innerHTML = "";
+      slot.setAttribute("aria-busy", "true");
+      button.textContent = "Requesting…";
+      fetch(form.action + "?fragment=1", { method: "POST", credentials: "same-origin", cache: "no-store",
+                                           body: new URLSearchParams(new FormData(form)) })
+        .then(function (response) { return response.text(); })
+        // The fragment comes from our own server-side template (every value escaped there).
+        .then(function (html) { slot.innerHTML = html; })
+        .catch(function () { slot.textContent = "The link check did not answer: try again."; })
+        .then(function () {
+          button.disabled = false;
+          button.textContent = "Request each link again";
+          slot.removeAttribute("aria-busy");
+        });
+    });
+  }
+
+  if (ui.page === "message") {
+    setup();
+    setupLinkProbe();
+    var releaseLink = document.getElementById("release-link");
+    var release = document.getElementById("release");
+    if (releaseLink && release) releaseLink.addEventListener("click", function () { release.open = true; });
+  }
 }());

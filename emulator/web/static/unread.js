@@ -1,5 +1,6 @@
-// Unread mail in the list header and the page title ("(3) Outbox"), kept current by the live refresh
-// of the rows; and opt-in browser notifications for new mail: asked for only when the user clicks
+// Unread mail in the list header, the page title ("(3) Outbox") and a badge on the favicon ("99+" past
+// 99: an icon has room for three characters; the title keeps the number), kept current by the live
+// refresh of the rows; and opt-in browser notifications for new mail: asked for only when the user clicks
 // "Notify me of new mail", shown only while the tab is in the background.
 (function () {
   "use strict";
@@ -15,11 +16,39 @@
   function store(value) { try { localStorage.setItem("ui-notify", value); } catch (e) { /* private mode */ } }
   shownRows().forEach(function (row) { known[row.dataset.id] = true; });
 
+  // The favicon's badge: drawn onto our own icon (fetched once) as an SVG data URL.
+  var icon = document.querySelector('link[rel="icon"]');
+  var plainIcon = icon ? icon.getAttribute("href") : null;
+  var iconSvg = null;
+  function badgeText(count) {
+    var n = parseInt(count, 10);
+    return !n || n < 0 ? "" : n > 99 ? "99+" : String(n);
+  }
+  function drawBadge(text) {
+    if (!icon) return;
+    icon.dataset.unread = text;
+    if (!text || !iconSvg) { icon.setAttribute("href", plainIcon); return; }
+    var size = text.length > 2 ? 8.5 : text.length > 1 ? 10.5 : 12;
+    var badge = '<circle cx="22" cy="10" r="9.5" fill="#d93025" stroke="#fff" stroke-width="1.5"/>' +
+      '<text x="22" y="' + (10 + size * 0.36).toFixed(1) + '" font-family="Arial,Helvetica,sans-serif"' +
+      ' font-size="' + size + '" font-weight="700" fill="#fff" text-anchor="middle">' + text + "</text>";
+    icon.setAttribute("href", "data:image/svg+xml," + encodeURIComponent(iconSvg.replace("</svg>", badge + "</svg>")));
+  }
+  function showBadge(count) {
+    var text = badgeText(count);
+    if (iconSvg || !text || !plainIcon) { drawBadge(text); return; }
+    fetch(plainIcon, { credentials: "same-origin" })
+      .then(function (response) { return response.ok ? response.text() : null; })
+      .then(function (svg) { iconSvg = svg; drawBadge(badgeText(body.dataset.unread)); })
+      .catch(function () { /* the plain icon stays */ });
+  }
+
   function showUnread(count) {
     body.dataset.unread = count;
     var shown = document.getElementById("unread");
     if (shown) shown.textContent = count;
     document.title = (count && count !== "0" ? "(" + count + ") " : "") + baseTitle;
+    showBadge(count);
   }
 
   function wanted() {
