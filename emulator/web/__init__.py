@@ -20,6 +20,7 @@ from emulator.web import (
     deliveries,
     imports,
     inboxes,
+    logs,
     oauth,
     signin,
     spam,
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 # Every UI POST needs proof that the UI's own page made it (csrf.py); the recipient pages need none.
 # Where a sign-in is required (signin.py), every UI route but the sign-in's own needs one, checked first.
 ROUTES: list[BaseRoute] = signin.gated(csrf.guarded([
-    *signin.ROUTES, *actions.ROUTES, *views.ROUTES, *deliveries.ROUTES, *dashboards.ROUTES,
+    *signin.ROUTES, *actions.ROUTES, *views.ROUTES, *deliveries.ROUTES, *dashboards.ROUTES, *logs.ROUTES,
     *inboxes.ROUTES, *unsubscribe.ROUTES, *oauth.ROUTES, *spam.ROUTES, *theme.ROUTES, *contacts.ROUTES,
     *imports.ROUTES, *broadcasts.ROUTES,
 ], under=UI + "/"))
