@@ -20,7 +20,7 @@ from emulator.api.ops import emulator_of
 from emulator.core.errors import ApiError
 from emulator.resources.webhooks import service as webhooks
 from emulator.resources.webhooks.catalogue import EVENT_TYPES
-from emulator.web import activity
+from emulator.web import activity, confirm
 from emulator.web.actions import back_to, form_of
 from emulator.web.paging import Cursor, Window, cursor_of, seek
 from emulator.web.render import UI, _pretty_json, page, redirect
@@ -149,8 +149,29 @@ async def webhooks_page(request: Request) -> Response:
                                            "statuses": STATUSES})
 
 
+async def _question(request: Request, webhook_id: str, message_id: str, back: str) -> Response | None:
+    """"Replay delivery msg_… to https://…?" (confirm.py), or None where there is no such delivery: the
+    replay itself then says so."""
+    async with emulator_of(request).transaction(session_account(request)) as tx:
+        row = await tx.one("SELECT m.status, m.type, w.endpoint FROM webhook_messages m JOIN webhooks w"
+                           " ON w.id = m.webhook_id WHERE m.account = ? AND m.webhook_id = ? AND m.id = ?",
+                           [tx.account, webhook_id, message_id])
+    if row is None:
+        return None
+    delivered = row["status"] == "success"
+    verb = "Replay" if delivered else "Retry"
+    return confirm.ask(request, question=f"{verb} delivery {message_id} to {row['endpoint']}?",
+                       detail=f"One more attempt of this {row['type']} event, sent now; the automatic retry"
+                              " schedule is untouched.",
+                       act="Replay" if delivered else "Retry now", keep="Keep", back=back)
+
+
 async def replay(request: Request) -> Response:
     webhook_id, message_id = request.path_params["webhook_id"], request.path_params["message_id"]
+    form = await form_of(request)
+    back = back_to(form, BASE)
+    if not confirm.confirmed(form) and (asked := await _question(request, webhook_id, message_id, back)):
+        return asked
     emu = emulator_of(request)
     try:
         async with emu.transaction(session_account(request)) as tx:
@@ -159,7 +180,7 @@ async def replay(request: Request) -> Response:
         return page(request, "error.html", {"title": "Cannot replay", "message": error.message}, error.status)
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(asyncio.shield(emu.jobs.flush()), REPLAY_WAIT_SECONDS)
-    return redirect(back_to(await form_of(request), BASE))
+    return redirect(back)
 
 
 ROUTES: list[BaseRoute] = [
