@@ -28,6 +28,7 @@ from emulator.web import (
     theme,
     unsubscribe,
     views,
+    zone,
 )
 from emulator.web.render import UI
 
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 ROUTES: list[BaseRoute] = signin.gated(csrf.guarded([
     *signin.ROUTES, *actions.ROUTES, *views.ROUTES, *deliveries.ROUTES, *dashboards.ROUTES, *logs.ROUTES,
     *inboxes.ROUTES, *unsubscribe.ROUTES, *oauth.ROUTES, *spam.ROUTES, *theme.ROUTES, *contacts.ROUTES,
-    *imports.ROUTES, *broadcasts.ROUTES,
+    *imports.ROUTES, *broadcasts.ROUTES, *zone.ROUTES,
 ], under=UI + "/"))
 
 __all__ = ["ROUTES", "install"]

@@ -104,7 +104,7 @@ async def send_now(request: Request) -> Response:
     message_id = request.path_params["id"]
     form = await form_of(request)
     back = back_to(form, f"{SENT.url}/{message_id}")
-    if (asked := await confirm.scheduled_email(request, form, message_id, confirm.SEND_NOW, back)) is not None:
+    if (asked := await confirm.scheduled_email(request, form, message_id, confirm.SEND_NOW, back)):
         return asked
     emu = emulator_of(request)
     try:
@@ -120,7 +120,7 @@ async def cancel(request: Request) -> Response:
     message_id = request.path_params["id"]
     form = await form_of(request)
     back = back_to(form, f"{SENT.url}/{message_id}")
-    if (asked := await confirm.scheduled_email(request, form, message_id, confirm.CANCEL, back)) is not None:
+    if (asked := await confirm.scheduled_email(request, form, message_id, confirm.CANCEL, back)):
         return asked
     try:
         async with emulator_of(request).transaction(session_account(request)) as tx:

@@ -84,7 +84,8 @@ class DeliveryFilter:
 
 def parse_filter(query: QueryParams) -> DeliveryFilter:
     return DeliveryFilter(endpoint=query.get("endpoint", "").strip()[:100],
-                          type=query.get("type", "").strip()[:100], status=query.get("status", "").strip()[:40])
+                          type=query.get("type", "").strip()[:100],
+                          status=query.get("status", "").strip()[:40])
 
 
 def _payload(text: str) -> dict[str, Any]:
@@ -95,14 +96,16 @@ def _payload(text: str) -> dict[str, Any]:
 
 def _short(attempts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Attempts with response bodies cut to INLINE_ATTEMPT characters (a receiver may answer 64 KB)."""
-    return [{**a, "body": a["body"][:INLINE_ATTEMPT] + f"… ({len(a['body']) - INLINE_ATTEMPT} more characters)"}
-            if a["body"] and len(a["body"]) > INLINE_ATTEMPT else a for a in attempts]
+    cut = INLINE_ATTEMPT
+    return [{**a, "body": f"{a['body'][:cut]}… ({len(a['body']) - cut} more characters)"}
+            if a["body"] and len(a["body"]) > cut else a for a in attempts]
 
 
 async def _deliveries(tx: Tx, chosen: DeliveryFilter, cursor: Cursor) -> tuple[list[dict[str, Any]], Window]:
     where, params = chosen.where(tx.account)
     window = await seek(tx, "SELECT m.*, w.endpoint, e.subject_id FROM webhook_messages m "
-                            "LEFT JOIN webhooks w ON w.id = m.webhook_id LEFT JOIN events e ON e.id = m.event_id",
+                            "LEFT JOIN webhooks w ON w.id = m.webhook_id"
+                            " LEFT JOIN events e ON e.id = m.event_id",
                         where, params, seq="m.seq", cursor=cursor, size=PAGE_SIZE,
                         link=(BASE, chosen.params()))
     rows = window.rows

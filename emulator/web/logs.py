@@ -67,7 +67,7 @@ class LogFilter:
         return None
 
     def where(self, account: str) -> tuple[str, list[Any]]:
-        clauses, params = ["account = ?"], [account]
+        clauses, params = ["account = ?"], list[Any]([account])
         if self.status.lower() in CLASSES:
             first = int(self.status[0]) * 100
             clauses.append("response_status BETWEEN ? AND ?")
@@ -146,7 +146,8 @@ async def log_page(request: Request) -> Response:
         header = await page_chrome(tx, "logs")
     if row is None:
         return not_found(request, "Log")
-    bodies = {name: _pretty_json(row[name]) if row[name] else None for name in ("request_body", "response_body")}
+    bodies = {name: _pretty_json(row[name]) if row[name] else None
+              for name in ("request_body", "response_body")}
     return page(request, "log.html", {**header, "log": {**row, **bodies}})
 
 

@@ -29,7 +29,8 @@ class Cursor:
 
 def cursor_of(query: Mapping[str, str]) -> Cursor:
     # Cursors come from the page's own links: anything else reads as "the newest page".
-    return Cursor(whole_number_or_none(query.get("older_than")), whole_number_or_none(query.get("newer_than")))
+    return Cursor(whole_number_or_none(query.get("older_than")),
+                  whole_number_or_none(query.get("newer_than")))
 
 
 @dataclass
