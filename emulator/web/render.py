@@ -8,6 +8,7 @@ from email.utils import parseaddr
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -154,6 +155,12 @@ def zone_for(request: Request) -> Zone:
     return zone_of(request.cookies.get(ZONE_COOKIE))
 
 
+def _zone_url(request: Request) -> str:
+    """The time-zone page (zone.py), which comes back here."""
+    here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return f"{UI}/zone?{urlencode({'back': here})}"
+
+
 def _sign_in_context(request: Request) -> dict[str, Any]:
     """A signed-in browser's header names its own account only, with a Sign out control; where keys are
     isolated, one not signed in is offered a Sign in link (sessions.py, signin.py)."""
@@ -166,7 +173,8 @@ def _sign_in_context(request: Request) -> dict[str, Any]:
 
 def page(request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
     body = render(name, {"request": request, "path": request.url.path, "theme": theme_of(request),
-                         "themes": THEMES, "csrf": csrf.token(request), "zone": zone_for(request), **context,
+                         "themes": THEMES, "csrf": csrf.token(request), "zone": zone_for(request),
+                         "zone_url": _zone_url(request), **context,
                          **_sign_in_context(request)})
     return csrf.keep(request, HTMLResponse(body, status, headers=UI_HEADERS))
 

@@ -1,5 +1,5 @@
-"""The time-zone setting (zones.py): the header's select posts here (UTC, the browser's zone, the zone
-chosen before, or "Other…"), and `/_emulator/ui/zone` is a page to name any IANA zone. Remembered in a
+"""The time-zone setting (zones.py): the header's short zone link opens `/_emulator/ui/zone`, a page
+to choose UTC, the browser's zone, or any IANA zone by name; its forms post here. Remembered in a
 cookie for a year, as the theme is (theme.py). A name this system does not know changes nothing: the
 page says so and keeps what was set."""
 
@@ -15,7 +15,6 @@ from emulator.web.render import UI, page, redirect, zone_for
 from emulator.web.zones import LOCAL, ZONE_COOKIE, known_zones, lookup
 
 BASE = f"{UI}/zone"
-OTHER = "other"
 
 
 def _back(value: str) -> str:
@@ -27,8 +26,6 @@ async def choose_zone(request: Request) -> Response:
     form = parse_qs((await request.body())[:4096].decode("utf-8", "replace"))
     chosen = form.get("zone", ["UTC"])[0].strip()[:100]
     back = _back(form.get("back", [""])[0])
-    if chosen == OTHER:
-        return redirect(f"{BASE}?{urlencode({'back': back})}")
     if chosen != LOCAL and lookup(chosen) is None:
         return redirect(f"{BASE}?{urlencode({'back': back, 'unknown': chosen})}")
     response = redirect(back)
