@@ -56,7 +56,8 @@ def test_send_now_asks_first_and_keep_leaves_it_scheduled(page: Page, server: Em
     assert status(api, later) == "sent"
 
 
-def test_cancel_asks_first_from_the_message_view(page: Page, server: EmulatorServer, api: httpx.Client) -> None:
+def test_cancel_asks_first_from_the_message_view(page: Page, server: EmulatorServer,
+                                                 api: httpx.Client) -> None:
     later = send(api, "Reminder", scheduled_at="in 1 hour")
     page.goto(f"{server.url}{UI}/messages/{later}")
     with page.expect_navigation():
@@ -77,8 +78,8 @@ def test_cancel_asks_first_from_the_message_view(page: Page, server: EmulatorSer
     assert status(api, later) == "canceled"
 
 
-def test_replay_asks_first_naming_the_delivery_and_its_endpoint(page: Page, server: EmulatorServer,
-                                                                api: httpx.Client, receiver: Receiver) -> None:
+def test_replay_asks_first_naming_the_delivery_and_its_endpoint(
+        page: Page, server: EmulatorServer, api: httpx.Client, receiver: Receiver) -> None:
     hook = api.post("/webhooks", json={"endpoint": receiver.url, "events": ["email.sent"]})
     assert hook.status_code == 201
     send(api, "Hello")

@@ -40,7 +40,8 @@ def page(browser: Browser, viewport: dict[str, int], api: httpx.Client) -> Itera
 
 def mail_and_delivery(api: httpx.Client, receiver: Receiver) -> str:
     assert api.post("/webhooks", json={"endpoint": receiver.url, "events": ["email.sent"]}).status_code == 201
-    sent = api.post("/emails", json={"from": "a@acme.dev", "to": ["b@example.org"], "subject": "Hi", "text": "x"})
+    mail = {"from": "a@acme.dev", "to": ["b@example.org"], "subject": "Hi", "text": "x"}
+    sent = api.post("/emails", json=mail)
     assert sent.status_code == 200
     assert api.post("/_emulator/webhooks/flush").status_code == 200
     return str(sent.json()["id"])
