@@ -4,7 +4,7 @@
 // live updates add are rewritten as they arrive.
 (function () {
   "use strict";
-  if (document.documentElement.getAttribute("data-zone") !== "local") return;
+  if (!document.body || document.body.getAttribute("data-zone") !== "local") return;
 
   function pad(n) { return (n < 10 ? "0" : "") + n; }
   function offset(date) {
