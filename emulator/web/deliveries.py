@@ -123,9 +123,10 @@ async def _total(tx: Tx, chosen: DeliveryFilter) -> int:
 async def _choices(tx: Tx) -> dict[str, Any]:
     endpoints = await tx.all(
         "SELECT w.id, w.endpoint, w.events, w.status, w.created_at, "
-        "(SELECT count(*) FROM webhook_messages m WHERE m.webhook_id = w.id) AS total, "
-        "(SELECT count(*) FROM webhook_messages m WHERE m.webhook_id = w.id AND m.status = 'failed')"
-        " AS failed "
+        # `m.account = w.account` lets the (account, webhook_id) index serve each count
+        "(SELECT count(*) FROM webhook_messages m WHERE m.account = w.account AND m.webhook_id = w.id)"
+        " AS total, (SELECT count(*) FROM webhook_messages m WHERE m.account = w.account"
+        " AND m.webhook_id = w.id AND m.status = 'failed') AS failed "
         "FROM webhooks w WHERE w.account = ? ORDER BY w.seq DESC", [tx.account])
     return {"endpoints": endpoints, "types": EVENT_TYPES}
 
