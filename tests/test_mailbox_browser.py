@@ -214,11 +214,15 @@ def test_send_now_beside_cancel(page: Page, server: EmulatorServer, api: httpx.C
     expect(cancel).to_be_visible()
     with page.expect_navigation():
         send_now.click()
+    with page.expect_navigation():
+        page.locator("#confirm-act").click()  # the confirmation step (issue 39)
     expect(page.locator("#rows tr.row", has_text="Also later").locator(".badge")).to_have_text("sent")
     assert api.get(f"/emails/{other}").json()["last_event"] == "sent"
     page.goto(f"{server.url}{UI}/messages/{later}")
     with page.expect_navigation():
         page.locator("#send-now").click()
+    with page.expect_navigation():
+        page.locator("#confirm-act").click()
     expect(page.locator("#status-slot .badge")).to_have_text("sent")
     sent = api.get(f"/emails/{later}").json()
     now = api.get("/_emulator/clock").json()["now"]  # sent at the emulator's current time

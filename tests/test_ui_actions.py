@@ -82,7 +82,7 @@ def test_wrong_bulk_requests_say_why(client: TestClient) -> None:
 
 def test_send_now_is_for_scheduled_mail_only(client: TestClient) -> None:
     later = send(client, scheduled_at="in 1 hour")
-    response = post(client, f"/messages/{later}/send-now")
+    response = post(client, f"/messages/{later}/send-now", "confirmed=yes")
     assert (response.status_code, response.headers["location"]) == (303, f"{UI}/messages/{later}")
     assert client.get(f"/emails/{later}").json()["last_event"] == "sent"
     again = post(client, f"/messages/{later}/send-now")

@@ -357,6 +357,8 @@ def test_cancel_button_cancels_a_scheduled_email(page: Page, api: httpx.Client,
     page.goto(f"{server.url}{UI}/")
     with page.expect_navigation():
         page.get_by_role("button", name="Cancel", exact=True).first.click()
+    with page.expect_navigation():
+        page.locator("#confirm-act").click()  # the confirmation step (issue 39)
     assert api.get(f"/emails/{sent['id']}").json()["last_event"] == "canceled"
 
 

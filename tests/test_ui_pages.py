@@ -152,7 +152,7 @@ def test_cancel_scheduled_email_from_the_ui(client: TestClient) -> None:
     refused = client.post(f"{UI}/messages/{email_id}/cancel", headers={"Origin": "https://evil.example"})
     assert refused.status_code == 403
     assert client.get(f"/emails/{email_id}").json()["last_event"] == "scheduled"
-    done = client.post(f"{UI}/messages/{email_id}/cancel", headers=SAME_ORIGIN,
+    done = client.post(f"{UI}/messages/{email_id}/cancel", headers=SAME_ORIGIN, data={"confirmed": "yes"},
                        follow_redirects=False)
     assert done.status_code == 303
     assert client.get(f"/emails/{email_id}").json()["last_event"] == "canceled"

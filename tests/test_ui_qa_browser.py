@@ -194,7 +194,7 @@ def test_list_shows_names_cc_and_utc_and_the_page_has_a_favicon(browser: Browser
         response = page.request.get(f"{server.url}{UI}/static/favicon.svg")
         assert response.status == 200 and response.headers["content-type"].startswith("image/svg+xml")
         page.goto(f"{server.url}{UI}/messages/{email_id}")
-        expect(page.locator(".fields time")).to_contain_text("UTC")
+        expect(page.locator("#summary time")).to_contain_text("UTC")
         assert failed == []
     finally:
         context.close()

@@ -89,6 +89,8 @@ def test_retry_now_and_replay_go_through_the_api_replay(page: Page, server: Emul
     received = len(receiver.received)
     with page.expect_navigation():
         page.get_by_role("button", name="Retry now").click()
+    with page.expect_navigation():
+        page.locator("#confirm-act").click()  # the confirmation step (issue 39)
     expect(page.locator("#deliveries tr.delivery-row .d-attempts")).to_have_text("2")
     assert len(receiver.received) == received + 1
     page.goto(f"{server.url}{UI}/webhooks?status=success&type=email.sent")
@@ -98,6 +100,8 @@ def test_retry_now_and_replay_go_through_the_api_replay(page: Page, server: Emul
     expect(first.locator(".d-attempts")).to_have_text("1")
     with page.expect_navigation():
         first.get_by_role("button", name="Replay").click()
+    with page.expect_navigation():
+        page.locator("#confirm-act").click()
     expect(page.locator(f'#deliveries tr[data-id="{message_id}"] .d-attempts')).to_have_text("2")
     attempts = api.get(f"/webhooks/{hooks['hook']}/events/{message_id}/attempts").json()["data"]
     assert len(attempts) == 2

@@ -21,6 +21,7 @@ from emulator.web import (
     imports,
     inboxes,
     labels,
+    logs,
     oauth,
     outbound,
     signin,
@@ -29,6 +30,7 @@ from emulator.web import (
     theme,
     unsubscribe,
     views,
+    zone,
 )
 from emulator.web.render import UI
 
@@ -38,9 +40,9 @@ if TYPE_CHECKING:
 # Every UI POST needs proof that the UI's own page made it (csrf.py); the recipient pages need none.
 # Where a sign-in is required (signin.py), every UI route but the sign-in's own needs one, checked first.
 ROUTES: list[BaseRoute] = signin.gated(csrf.guarded([
-    *signin.ROUTES, *actions.ROUTES, *views.ROUTES, *deliveries.ROUTES, *dashboards.ROUTES,
+    *signin.ROUTES, *actions.ROUTES, *views.ROUTES, *deliveries.ROUTES, *dashboards.ROUTES, *logs.ROUTES,
     *inboxes.ROUTES, *unsubscribe.ROUTES, *oauth.ROUTES, *spam.ROUTES, *theme.ROUTES, *contacts.ROUTES,
-    *imports.ROUTES, *broadcasts.ROUTES, *outbound.ROUTES, *labels.ROUTES,
+    *imports.ROUTES, *broadcasts.ROUTES, *outbound.ROUTES, *labels.ROUTES, *zone.ROUTES,
 ], under=UI + "/"))
 
 __all__ = ["ROUTES", "install"]

@@ -26,6 +26,7 @@ from emulator.core import errors
 from emulator.core.errors import ApiError
 from emulator.core.events import notify
 from emulator.resources.emails import service as emails
+from emulator.web import confirm
 from emulator.web.listing import RECEIVED, SENT, Box, list_where, parse_filters
 from emulator.web.message import message_row
 from emulator.web.render import UI, not_found, page, redirect
@@ -101,6 +102,10 @@ async def mark_message(request: Request) -> Response:
 async def send_now(request: Request) -> Response:
     """A scheduled email, sent at the emulator's current time: the API's reschedule to `now`."""
     message_id = request.path_params["id"]
+    form = await form_of(request)
+    back = back_to(form, f"{SENT.url}/{message_id}")
+    if (asked := await confirm.scheduled_email(request, form, message_id, confirm.SEND_NOW, back)):
+        return asked
     emu = emulator_of(request)
     try:
         async with emu.transaction(session_account(request)) as tx:
@@ -108,17 +113,21 @@ async def send_now(request: Request) -> Response:
     except ApiError as error:
         return await _failed(request, "Cannot send now", error)
     await emu.jobs.flush()  # the send is due now: make it before the page shows the email
-    return redirect(back_to(await form_of(request), f"{SENT.url}/{message_id}"))
+    return redirect(back)
 
 
 async def cancel(request: Request) -> Response:
     message_id = request.path_params["id"]
+    form = await form_of(request)
+    back = back_to(form, f"{SENT.url}/{message_id}")
+    if (asked := await confirm.scheduled_email(request, form, message_id, confirm.CANCEL, back)):
+        return asked
     try:
         async with emulator_of(request).transaction(session_account(request)) as tx:
             await emails.cancel(tx, message_id)
     except ApiError as error:
         return await _failed(request, "Cannot cancel", error)
-    return redirect(back_to(await form_of(request), f"{SENT.url}/{message_id}"))
+    return redirect(back)
 
 
 # ---- many messages -----------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""UI pages for the request log (`/_emulator/ui/logs`) and automations with their runs
-(`/_emulator/ui/automations`). Read-only: one short transaction each, rows as the API stores them."""
+"""The UI page for automations with their runs (`/_emulator/ui/automations`); the request log is
+logs.py. Read-only: one short transaction each, rows as the API stores them."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from emulator.web.views import _chrome as page_chrome
 if TYPE_CHECKING:
     from emulator.core.db import Row, Tx
 
-RECENT = 200
 STEP_SUMMARY = {
     "trigger": "event_name",
     "delay": "duration",
@@ -29,28 +28,6 @@ STEP_SUMMARY = {
 
 def _json(text: str | None) -> Any:
     return json.loads(text) if text else None
-
-
-def _logged(text: str | None) -> Any:
-    """A logged body: JSON when it parses, else the text as stored (a log row must never break the page)."""
-    try:
-        return _json(text)
-    except ValueError:
-        return text
-
-
-async def logs(request: Request) -> Response:
-    async with emulator_of(request).transaction(account_of(request)) as tx:
-        tx.include_deferred()
-        rows = await tx.all(
-            f"SELECT * FROM request_logs WHERE account = ? ORDER BY seq DESC LIMIT {RECENT}", (tx.account,)
-        )
-        header = await page_chrome(tx, "logs")
-    entries = [
-        {**row, "request_body": _logged(row["request_body"]), "response_body": _logged(row["response_body"])}
-        for row in rows
-    ]
-    return page(request, "logs.html", {**header, "logs": entries})
 
 
 def _steps(automation: Row) -> list[dict[str, Any]]:
@@ -93,6 +70,5 @@ async def automations(request: Request) -> Response:
 
 
 ROUTES: list[BaseRoute] = [
-    Route(f"{UI}/logs", logs, methods=["GET"]),
     Route(f"{UI}/automations", automations, methods=["GET"]),
 ]

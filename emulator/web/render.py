@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from email.utils import parseaddr
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -16,6 +17,7 @@ from emulator.api.ops import emulator_of
 from emulator.core.clock import from_db, parse_iso
 from emulator.web import csrf
 from emulator.web.sessions import signed_in
+from emulator.web.zones import ZONE_COOKIE, Zone, offset_text, zone_of
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -54,13 +56,23 @@ def _instant(value: str) -> datetime:
         return parse_iso(value)
 
 
-def _when(value: str | None) -> str:
-    """→ `2026-05-14 09:00:01` (UTC; seconds are what QA compares)."""
-    return _instant(value).astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S") if value else ""
+def _zone_tz(context: Any) -> tzinfo:
+    zone = context.get("zone")
+    return zone.tz if isinstance(zone, Zone) else UTC
 
 
-def _iso(value: str | None) -> str:
-    return _instant(value).isoformat() if value else ""
+def _when(context: Any, value: str | None) -> str:
+    """→ `2026-05-14 09:00:01` in the page's time zone (zones.py; seconds are what QA compares)."""
+    return _instant(value).astimezone(_zone_tz(context)).strftime("%Y-%m-%d %H:%M:%S") if value else ""
+
+
+def _iso(context: Any, value: str | None) -> str:
+    return _instant(value).astimezone(_zone_tz(context)).isoformat() if value else ""
+
+
+def _offset(context: Any, value: str | None) -> str:
+    """`UTC`, or the page's zone's offset at that instant (`+09:00`): for times shown with their zone."""
+    return offset_text(_instant(value).astimezone(_zone_tz(context))) if value else ""
 
 
 def _address(value: str | None) -> str:
@@ -110,7 +122,7 @@ def _status_class(status: str | None) -> str:
 def _env() -> Environment:
     """Built at the first page asked for: jinja2 costs an import a test run that never opens the UI
     should not pay."""
-    from jinja2 import Environment, FileSystemLoader, select_autoescape
+    from jinja2 import Environment, FileSystemLoader, pass_context, select_autoescape
 
     env = Environment(
         loader=FileSystemLoader(HERE / "templates"),
@@ -118,7 +130,8 @@ def _env() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(address=_address, display_name=_display_name, when=_when, iso=_iso, size=_size,
+    env.filters.update(address=_address, display_name=_display_name, when=pass_context(_when),
+                       iso=pass_context(_iso), offset=pass_context(_offset), size=_size,
                        pretty_json=_pretty_json, from_json=_from_json, status_class=_status_class)
     env.globals["UI"] = UI
     return env
@@ -137,6 +150,17 @@ def theme_of(request: Request) -> str:
     return chosen if chosen in THEMES else "auto"
 
 
+def zone_for(request: Request) -> Zone:
+    """The time zone this browser chose (zones.py); partials rendered outside `page` pass it as `zone`."""
+    return zone_of(request.cookies.get(ZONE_COOKIE))
+
+
+def _zone_url(request: Request) -> str:
+    """The time-zone page (zone.py), which comes back here."""
+    here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return f"{UI}/zone?{urlencode({'back': here})}"
+
+
 def _sign_in_context(request: Request) -> dict[str, Any]:
     """A signed-in browser's header names its own account only, with a Sign out control; where keys are
     isolated, one not signed in is offered a Sign in link (sessions.py, signin.py)."""
@@ -149,7 +173,8 @@ def _sign_in_context(request: Request) -> dict[str, Any]:
 
 def page(request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
     body = render(name, {"request": request, "path": request.url.path, "theme": theme_of(request),
-                         "themes": THEMES, "csrf": csrf.token(request), **context,
+                         "themes": THEMES, "csrf": csrf.token(request), "zone": zone_for(request),
+                         "zone_url": _zone_url(request), **context,
                          **_sign_in_context(request)})
     return csrf.keep(request, HTMLResponse(body, status, headers=UI_HEADERS))
 

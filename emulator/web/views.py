@@ -24,7 +24,7 @@ from emulator.web import activity, csrf, sse
 from emulator.web.frame import SCHEMES, frame_response
 from emulator.web.listing import RECEIVED, SENT, Box, Filters, ListPage, list_page, parse_filters, unread
 from emulator.web.message import attachment_row, attachments_of, framed_html, message_row, raw_of, view_model
-from emulator.web.render import HERE, UI, UI_HEADERS, not_found, page, render
+from emulator.web.render import HERE, UI, UI_HEADERS, not_found, page, render, zone_for
 from emulator.web.sessions import ACCOUNT_COOKIE, account_of, signed_in
 
 if TYPE_CHECKING:
@@ -101,7 +101,8 @@ async def rows(request: Request) -> Response:
         unread_count = await unread(tx, box)
     list_path = f"{UI}/" if box is SENT else RECEIVED.url
     html = render("_rows.html", {"messages": listing.rows, "filters": filters, "path": list_path,
-                                  "section": box.name, "csrf": csrf.token(request)})
+                                  "section": box.name, "csrf": csrf.token(request),
+                                  "zone": zone_for(request)})
     return csrf.keep(request, json_response({"rows": html, "total": listing.total, "unread": unread_count},
                                             headers=UI_HEADERS))
 
@@ -159,7 +160,7 @@ async def message_live(request: Request) -> Response:
     model = {"id": message_id, "status": row.get("last_event"), "events": events}
     return csrf.keep(request, json_response({
         "status": render("_status.html", {"m": model, "csrf": csrf.token(request)}),
-        "activity": render("_activity.html", {"m": model}),
+        "activity": render("_activity.html", {"m": model, "zone": zone_for(request)}),
         "pending": activity.any_pending(events),
     }, headers=UI_HEADERS))
 

@@ -47,6 +47,8 @@
     body.dataset.unread = count;
     var shown = document.getElementById("unread");
     if (shown) shown.textContent = count;
+    var markAll = document.getElementById("mark-all-read");  // "Mark all N read" states the live count
+    if (markAll) { markAll.hidden = count === "0"; document.getElementById("mark-all-count").textContent = count; }
     document.title = (count && count !== "0" ? "(" + count + ") " : "") + baseTitle;
     showBadge(count);
   }
