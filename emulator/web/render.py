@@ -15,6 +15,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from emulator.api.ops import emulator_of
 from emulator.core.clock import from_db, parse_iso
 from emulator.web import csrf
+from emulator.web.bidi import visible
 from emulator.web.sessions import signed_in
 
 if TYPE_CHECKING:
@@ -119,7 +120,8 @@ def _env() -> Environment:
         lstrip_blocks=True,
     )
     env.filters.update(address=_address, display_name=_display_name, when=_when, iso=_iso, size=_size,
-                       pretty_json=_pretty_json, from_json=_from_json, status_class=_status_class)
+                       pretty_json=_pretty_json, from_json=_from_json, status_class=_status_class,
+                       visible=visible)
     env.globals["UI"] = UI
     return env
 
