@@ -29,7 +29,7 @@ VISIBLE_CHARACTERS = """(selector) => {
     let left = 0, right = screen, top = -Infinity, bottom = Infinity;
     for (let el = subject; el && el.tagName !== "TABLE"; el = el.parentElement) {
       const style = getComputedStyle(el);
-      if (style.overflowX === "visible" || style.display === "inline") continue;  // an inline box clips nothing
+      if (style.overflowX === "visible" || style.display === "inline") continue;  // inline boxes clip nothing
       const box = el.getBoundingClientRect();
       left = Math.max(left, box.left + el.clientLeft);
       right = Math.min(right, box.left + el.clientLeft + el.clientWidth);
@@ -66,14 +66,17 @@ def populate(api: httpx.Client) -> str:
             "to": ["Margaret Hamilton-Lovelace <margaret.hamilton@example-enterprise.dev>",
                    "grace.hopper@example-enterprise.dev"], "cc": ["audit-team@example-enterprise.dev"],
             "subject": SUBJECT.format(n=n), "html": "<p>Statement</p>", "attachments": attachment,
-            "tags": [{"name": "category", "value": "quarterly_statement"}, {"name": "tenant", "value": f"t{n}"}]}
+            "tags": [{"name": "category", "value": "quarterly_statement"},
+                     {"name": "tenant", "value": f"t{n}"}]}
         if n % 8 == 0:
             body["scheduled_at"] = "2026-06-01T09:00:00Z"
         assert api.post("/emails", json=body).status_code == 200
     domain = api.get("/_emulator/inbound/address").json()["domain"]
-    assert api.post("/domains", json={"name": DOMAIN, "capabilities": {"receiving": "enabled"}}).status_code == 201
+    domain_created = api.post("/domains", json={"name": DOMAIN, "capabilities": {"receiving": "enabled"}})
+    assert domain_created.status_code == 201, domain_created.text
     inbox = api.post("/inboxes", json={"email_address": ADDRESS, "name": "Support"}).json()
-    label = api.post(f"/inboxes/{inbox['id']}/labels", json={"name": "Escalated to billing", "color": "crimson"})
+    label = api.post(f"/inboxes/{inbox['id']}/labels",
+                     json={"name": "Escalated to billing", "color": "crimson"})
     for n in range(MAILS):
         received = api.post("/_emulator/inbound", json={
             "from": "Northwind Customer Accounts Department <statements@northwind-traders.dev>",
@@ -115,5 +118,5 @@ def test_every_width_shows_at_least_20_characters_of_each_subject(browser: Brows
     finally:
         page.close()
     unreadable = [(width, fewest) for width, fewest, _ in measured if fewest < 20]
-    assert not unreadable, f"fewer than 20 characters of a subject visible at (width, characters): {unreadable}"
+    assert not unreadable, f"under 20 characters of a subject visible at (width, characters): {unreadable}"
     assert [(width, over) for width, _, over in measured if over > 0] == []

@@ -9,6 +9,7 @@ beside it: a U+202E left in place would still reverse what follows it (`reportâŸ
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 from emulator.control.qa.controls import hidden_characters
@@ -30,6 +31,22 @@ def visible_text(value: object) -> str:
     at, parts = 0, []
     for hidden in found:
         parts += [text[at:hidden.position - 1], _token(hidden.code)]
+        at = hidden.position
+    return "".join([*parts, text[at:]])
+
+
+LAYOUT = frozenset("\n\r\t")
+
+
+def escaped_in_json(text: str) -> str:
+    """A JSON text (a payload shown in a `<pre>`) with each hidden character inside its strings written as
+    its JSON escape (`\\u202e`): still the same JSON, and nothing reorders it. Its line breaks stay."""
+    found = [hidden for hidden in hidden_characters(text) if hidden.char not in LAYOUT]
+    if not found:
+        return text
+    at, parts = 0, []
+    for hidden in found:
+        parts += [text[at:hidden.position - 1], json.dumps(hidden.char)[1:-1]]
         at = hidden.position
     return "".join([*parts, text[at:]])
 

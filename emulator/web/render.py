@@ -15,7 +15,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from emulator.api.ops import emulator_of
 from emulator.core.clock import from_db, parse_iso
 from emulator.web import csrf
-from emulator.web.bidi import visible
+from emulator.web.bidi import escaped_in_json, visible
 from emulator.web.sessions import signed_in
 
 if TYPE_CHECKING:
@@ -89,8 +89,8 @@ def _pretty_json(value: Any) -> str:
         try:
             value = json.loads(value)
         except ValueError:
-            return str(value)
-    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
+            return escaped_in_json(str(value))
+    return escaped_in_json(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False))
 
 
 def _from_json(value: str | None) -> Any:

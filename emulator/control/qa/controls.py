@@ -98,6 +98,7 @@ def check_controls(headers: list[dict[str, str]], filenames: list[str]) -> dict[
     `problems` and `status` as the other checks."""
     findings = [finding for header in headers
                 for finding in _findings("header", header["name"], header["value"])]
-    findings += [finding for filename in filenames for finding in _findings("attachment", "filename", filename)]
+    findings += [finding for filename in filenames
+                 for finding in _findings("attachment", "filename", filename)]
     problems = [_problem(finding) for finding in findings]
     return {"status": status_of(problems), "findings": findings, "problems": problems}
