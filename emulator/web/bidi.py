@@ -59,6 +59,8 @@ def visible(value: object, plain: bool = False) -> Markup | str:
     if plain:
         return visible_text(value)
     text = "" if value is None else str(value)
+    if text.isprintable():  # the common case, at once
+        return escape(text)
     found = hidden_characters(text)
     if not found:
         return escape(text)

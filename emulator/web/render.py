@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from email.utils import parseaddr
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,15 +64,21 @@ def _iso(value: str | None) -> str:
     return _instant(value).isoformat() if value else ""
 
 
+@lru_cache(maxsize=4096)
+def _parsed(value: str) -> tuple[str, str]:
+    """A list page parses the same few senders and recipients row after row."""
+    return parseaddr(value)
+
+
 def _address(value: str | None) -> str:
     """`Ada <ada@x.dev>` → `ada@x.dev`: lists show addresses (the full value sits in the title)."""
-    address = parseaddr(value or "")[1]
+    address = _parsed(value or "")[1]
     return address or (value or "")
 
 
 def _display_name(value: str | None) -> str:
     """`Ada Lovelace <ada@x.dev>` → `Ada Lovelace`; a bare address has none (``)."""
-    return parseaddr(value or "")[0]
+    return _parsed(value or "")[0]
 
 
 def _size(value: int | None) -> str:
