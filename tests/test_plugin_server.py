@@ -87,7 +87,8 @@ def test_outbox_search_and_checks(fresh: EmulatorServer) -> None:
     fresh.request("POST", "/emails", MAIL)
     assert [e["id"] for e in fresh.outbox.list(q='subject:"flexible"')] == [sent["id"]]
     report = fresh.outbox.checks(sent["id"])
-    assert list(report) == ["object", "email_id", "html", "links", "unsubscribe", "text", "spam"]
+    assert list(report) == ["object", "email_id", "html", "links", "unsubscribe", "text", "navigation",
+                            "controls", "spam"]
     outlook = [f["slug"] for f in report["html"]["unsupported"]
                if any(c["client"] == "outlook.windows" for c in f["clients"])]
     assert outlook == ["css-display-flex"]

@@ -182,7 +182,8 @@ def test_qa_reports_all_five_and_unknown_emails_are_404(client: TestClient) -> N
     email_id = send(client, html=FLEX)
     body = client.get(f"{OUTBOX}/{email_id}/qa").json()
     assert body["object"] == "qa_report" and list(body) == ["object", "email_id", "html", "links",
-                                                            "unsubscribe", "text", "navigation", "spam"]
+                                                            "unsubscribe", "text", "navigation",
+                                                            "controls", "spam"]
     assert body["spam"]["status"] == "disabled"  # no --spamassassin here (tests/test_qa_spam.py has one)
     assert body["html"] == {k: v for k, v in check(client, email_id, "html-check").items() if k != "email_id"}
     missing = client.get(f"{OUTBOX}/4f1c0a52-0000-4000-8000-000000000000/html-check")

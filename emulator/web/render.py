@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, tzinfo
 from email.utils import parseaddr
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
@@ -16,6 +16,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from emulator.api.ops import emulator_of
 from emulator.core.clock import from_db, parse_iso
 from emulator.web import csrf
+from emulator.web.bidi import escaped_in_json, visible
 from emulator.web.sessions import signed_in
 from emulator.web.zones import ZONE_COOKIE, Zone, offset_text, zone_of
 
@@ -75,15 +76,21 @@ def _offset(context: Any, value: str | None) -> str:
     return offset_text(_instant(value).astimezone(_zone_tz(context))) if value else ""
 
 
+@lru_cache(maxsize=4096)
+def _parsed(value: str) -> tuple[str, str]:
+    """A list page parses the same few senders and recipients row after row."""
+    return parseaddr(value)
+
+
 def _address(value: str | None) -> str:
     """`Ada <ada@x.dev>` → `ada@x.dev`: lists show addresses (the full value sits in the title)."""
-    address = parseaddr(value or "")[1]
+    address = _parsed(value or "")[1]
     return address or (value or "")
 
 
 def _display_name(value: str | None) -> str:
     """`Ada Lovelace <ada@x.dev>` → `Ada Lovelace`; a bare address has none (``)."""
-    return parseaddr(value or "")[0]
+    return _parsed(value or "")[0]
 
 
 def _size(value: int | None) -> str:
@@ -100,8 +107,8 @@ def _pretty_json(value: Any) -> str:
         try:
             value = json.loads(value)
         except ValueError:
-            return str(value)
-    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
+            return escaped_in_json(str(value))
+    return escaped_in_json(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False))
 
 
 def _from_json(value: str | None) -> Any:
@@ -132,7 +139,8 @@ def _env() -> Environment:
     )
     env.filters.update(address=_address, display_name=_display_name, when=pass_context(_when),
                        iso=pass_context(_iso), offset=pass_context(_offset), size=_size,
-                       pretty_json=_pretty_json, from_json=_from_json, status_class=_status_class)
+                       pretty_json=_pretty_json, from_json=_from_json, status_class=_status_class,
+                       visible=visible)
     env.globals["UI"] = UI
     return env
 

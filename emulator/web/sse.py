@@ -19,13 +19,15 @@ if TYPE_CHECKING:
 
 QUEUE_SIZE = 256
 HEARTBEAT_SECONDS = 15.0
-# uvicorn waits for open responses before it shuts down, so a stream never lives long; the browser's
-# EventSource reconnects on its own and the page resyncs on every (re)connect.
+# uvicorn waits for open responses before it shuts down, so a stream never lives long. Its last frame says
+# the end is planned (`event: recycle`): the page reconnects at once without showing trouble (live.js),
+# and resyncs on every (re)connect. Read at each stream's start (tests shorten it).
 STREAM_SECONDS = 15.0
 RESYNC = {"type": "resync"}
 # Put in every queue when the emulator stops: the stream ends at once instead of holding the stop
 # (uvicorn waits for open responses) until its STREAM_SECONDS are up.
 END: dict[str, Any] = {"type": "end"}
+RECYCLE = "event: recycle\ndata: {}\n\n"
 
 
 class LiveHub:
@@ -113,6 +115,7 @@ async def _stream(hub: LiveHub, queue: asyncio.Queue[dict[str, Any]],
                 return
             if message.get("account", account) == account:
                 yield _frame(message)
+        yield RECYCLE
     finally:
         hub.unsubscribe(queue)
 

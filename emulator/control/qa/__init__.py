@@ -6,7 +6,8 @@
     GET /_emulator/outbox/{id}/unsubscribe-check  List-Unsubscribe (RFC 2369) and one-click (RFC 8058)
     GET /_emulator/outbox/{id}/text-check         the plain-text part
     GET /_emulator/outbox/{id}/spam-check         SpamAssassin's score and rules (spam.py; --spamassassin)
-    GET /_emulator/outbox/{id}/qa                 all five in one body (what the message view shows)
+    GET /_emulator/outbox/{id}/controls-check     invisible and bidi control characters (controls.py)
+    GET /_emulator/outbox/{id}/qa                 all of them in one body (what the message view shows)
 
 `account`/`api_key` in the query scope the lookup like the other outbox routes. Nothing is fetched from
 the network (spamd aside, when configured; the POST link check is asked for): the checks read the email
@@ -33,6 +34,7 @@ from emulator.control import release
 from emulator.control.outbox import BASE, message_headers, requested_email
 from emulator.control.qa import probe, spam
 from emulator.control.qa.compat import check_html
+from emulator.control.qa.controls import check_controls
 from emulator.control.qa.links import check_links
 from emulator.control.qa.navigation import check_navigation
 from emulator.control.qa.plaintext import check_text
@@ -55,6 +57,7 @@ class Material:
     headers: list[dict[str, str]]
     tracking: dict[str, tuple[str, str | None]]
     content_ids: set[str]
+    filenames: tuple[str, ...] = ()
 
     def targets(self) -> dict[str, str]:
         """Each click-tracking URL of the HTML → its original link."""
@@ -83,14 +86,15 @@ async def material(tx: Tx, row: Row) -> Material:
     """What the checks read, from the database (in `tx`); the checks themselves run in `report`."""
     links = await tx.all("SELECT token, kind, url FROM email_links WHERE account = ? AND email_id = ?",
                          (row["account"], row["id"]))
-    parts = await tx.all("SELECT content_id FROM email_attachments WHERE account = ? AND email_id = ?"
-                         " AND content_id IS NOT NULL", (row["account"], row["id"]))
+    parts = await tx.all("SELECT content_id, filename FROM email_attachments WHERE account = ?"
+                         " AND email_id = ? ORDER BY seq", (row["account"], row["id"]))
     text_auto = bool(row["text_auto"])
     headers = message_headers(await email_eml(tx, row))  # fills in a generated text part, once
     return Material(
         html=row["html"], text=row["text"], text_auto=text_auto, headers=headers,
         tracking={link["token"]: (link["kind"], link["url"]) for link in links},
-        content_ids={str(part["content_id"]).strip("<>").lower() for part in parts},
+        content_ids={str(part["content_id"]).strip("<>").lower() for part in parts if part["content_id"]},
+        filenames=tuple(part["filename"] or "" for part in parts),
     )
 
 
@@ -100,6 +104,7 @@ CHECKS: dict[str, Callable[[Material], dict[str, Any]]] = {
     "unsubscribe": lambda found: check_unsubscribe(found.headers),
     "text": lambda found: check_text(found.html, found.text, _generated(found), found.targets()),
     "navigation": lambda found: check_navigation(found.html),
+    "controls": lambda found: check_controls(found.headers, list(found.filenames)),
 }
 
 
@@ -148,6 +153,7 @@ ROUTES = [
     Route(f"{BASE}/{{email_id}}/link-check", _one("links"), methods=["GET"]),
     Route(f"{BASE}/{{email_id}}/unsubscribe-check", _one("unsubscribe"), methods=["GET"]),
     Route(f"{BASE}/{{email_id}}/text-check", _one("text"), methods=["GET"]),
+    Route(f"{BASE}/{{email_id}}/controls-check", _one("controls"), methods=["GET"]),
     Route(f"{BASE}/{{email_id}}/spam-check", spam.endpoint, methods=["GET"]),
     Route(f"{BASE}/{{email_id}}/qa", full_report, methods=["GET"]),
 ]

@@ -49,22 +49,47 @@
     }
   }
 
+  // The indicator shows real trouble only. The server ends each stream on purpose every ~15 s (sse.py) and
+  // says so first ("recycle"): the page reconnects at once, silently. Any other break shows "reconnecting"
+  // only once it has lasted TROUBLE_MS, and clears when a stream opens again.
+  var TROUBLE_MS = 2000, RETRY_MS = 2000;
+  var live = document.getElementById("live");
+  var source = null, trouble = null, retry = null;
+
+  function showLive() {
+    clearTimeout(trouble);
+    trouble = null;
+    live.classList.add("on");
+    live.textContent = "live";
+  }
+
+  function troubleSoon() {
+    if (trouble !== null) return;  // already counting from the first failure
+    trouble = setTimeout(function () { live.classList.remove("on"); live.textContent = "reconnecting"; },
+                         TROUBLE_MS);
+  }
+
   function connect() {
-    if (!window.EventSource) return;
-    var live = document.getElementById("live");
-    var source = new EventSource(UI + "/events?account=" + encodeURIComponent(body.dataset.account || ""));
+    clearTimeout(retry);
+    if (source) source.close();
+    source = new EventSource(UI + "/events?account=" + encodeURIComponent(body.dataset.account || ""));
     source.onopen = function () {
-      live.classList.add("on");
-      live.textContent = "live";
+      showLive();
       // Events may have been missed before this (re)connect: catch up once.
       onLive({ type: "resync" });
     };
-    source.onerror = function () { live.classList.remove("on"); live.textContent = "reconnecting"; };
+    source.addEventListener("recycle", connect);
+    source.onerror = function () {
+      troubleSoon();
+      // A network error retries by itself; an error status (a 502 from a proxy, a 503) closes the source
+      // for good, so the page retries then.
+      if (source.readyState === EventSource.CLOSED) retry = setTimeout(connect, RETRY_MS);
+    };
     source.onmessage = function (event) {
       try { onLive(JSON.parse(event.data)); } catch (e) { /* ignore a malformed frame */ }
     };
   }
 
   if (body.dataset.pending === "true") ui.pollSoon(page === "webhooks" ? refreshSection : ui.refreshActivity);
-  connect();
+  if (window.EventSource) connect();
 }());

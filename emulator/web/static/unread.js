@@ -72,10 +72,13 @@
     if (!rows.length || !wanted() || (!document.hidden && document.hasFocus())) return;
     var first = rows[0];
     var subject = first.querySelector(".subject");
-    var from = first.querySelector(".c-from");
+    // The sender's name and address, not the recipients stacked under them at some widths (list.css).
+    var from = Array.prototype.filter.call(first.querySelectorAll(".c-from > span"), function (part) {
+      return !part.classList.contains("stacked");
+    }).map(function (part) { return part.textContent; }).join(" ");
     var title = rows.length === 1 ? "New mail: " + (subject ? subject.textContent : "")
       : rows.length + " new emails";
-    var note = new Notification(title, { body: from ? "From " + from.textContent.trim() : "", tag: "emulator-mail" });
+    var note = new Notification(title, { body: from ? "From " + from.trim() : "", tag: "emulator-mail" });
     note.onclick = function () { window.focus(); window.location.href = first.dataset.href; };
   }
 
