@@ -32,11 +32,11 @@ from emulator.control import (
     files,
     housekeeping,
     inbound,
+    mailindex,
     outbox,
     reads,
     retention,
     scenarios,
-    search,
     snapshots,
     webhook_faults,
 )
@@ -61,7 +61,7 @@ KERNEL_MODULES: list[Any] = [events, jobs, idempotency, request_log]
 # TABLES, OPS, ROUTES, `install(emu)` (at creation) and `async start(emu)` / `async stop(emu)`.
 EXTENSIONS: list[Any] = [control, outbox, housekeeping, reads, control_domains, control_smtp, files,
                          webhook_faults, smtp, inbound, api_faults, snapshots, scenarios, engagement,
-                         control_oauth, search, retention, control_metrics]
+                         control_oauth, mailindex, retention, control_metrics]
 
 
 class LazyRoutes(BaseRoute):
