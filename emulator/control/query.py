@@ -3,7 +3,8 @@
     from:billing@acme.dev   to:ada   cc:  bcc:  reply-to:  subject:"order shipped"  message-id:
     addressed:ada           the sender, or any To/Cc/Bcc/Reply-To address
     tag:plan  tag:plan:pro   status:bounced (or is:bounced)   is:read  is:unread  is:tagged  is:untagged
-    has:attachment   has:inline (an attachment shown inline, by cid:)   larger:100k   smaller:2M   after:2026-05-01   before:2026-05-14T09:00:00Z
+    has:attachment   has:inline (an attachment shown inline, by cid:)
+    larger:100k   smaller:2M   after:2026-05-01   before:2026-05-14T09:00:00Z
     invoice             free text (sender, recipients, subject, body, attachment names)
     "order shipped"     a phrase, spaces and all
     -is:bounced         not

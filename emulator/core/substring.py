@@ -8,10 +8,11 @@ uses a two-way search for long needles, linear in the text: ~2–5 ms per MB wha
 `contains(needle, field, …)` is registered on the connection (core/db.py) as the SQL function
 `CONTAINS_TEXT`; NULL fields never match. Case and accents do not count (issue 39): the caller passes
 the needle folded (`needle`, core/fold.py) and each field is folded the same way: an ASCII field (most
-mail) only lowered, in C; one with other characters folded in windows of NON_ASCII_WINDOW. One call per
-row for all its fields keeps the per-row cost of the Python call to ~1 µs; fields come as bytes (`CAST … AS BLOB`), which
-spares decoding a body to str only to lower and encode it again (~2x per row). Long texts are
-searched in windows, so no C call holds the GIL for more than a few ms (searches run off the loop: tx.py).
+mail) only lowered, in C; one with other characters folded in windows of NON_ASCII_WINDOW. One call
+per row for all its fields keeps the per-row cost of the Python call to ~1 µs; fields come as bytes
+(`CAST … AS BLOB`), which spares decoding a body to str only to lower and encode it again (~2x per
+row). Long texts are searched in windows, so no C call holds the GIL for more than a few ms (searches
+run off the loop: tx.py).
 """
 
 from __future__ import annotations
