@@ -62,9 +62,20 @@ TABLES = [
         DELETE FROM {TABLE} WHERE rowid = old.seq;
     END""",
 ]
+
+
+def _folded(value: str) -> str:
+    """`value` folded: ASCII text (its length in bytes is its length in characters) by SQLite's own
+    `lower`, in C; other text by core/fold.py. A Python call per field of every row would take the GIL
+    from the event loop hundreds of thousands of times a second while the index builds (measured: the
+    loop held 0.24 s at a time building 100 000 emails; with ASCII in C, see the benchmark)."""
+    return (f"CASE WHEN length(CAST(({value}) AS BLOB)) = length({value}) THEN lower({value})"
+            f" ELSE {FOLD}({value}) END")
+
+
 _HIGHEST = f"coalesce((SELECT rowid FROM {TABLE} ORDER BY rowid DESC LIMIT 1), 0)"
 _INDEX_NEW = f"""INSERT INTO {TABLE} (rowid, {', '.join(COLUMNS)})
-    SELECT seq, {', '.join(f'{FOLD}({value})' for value in _VALUES)} FROM emails
+    SELECT seq, {', '.join(_folded(value) for value in _VALUES)} FROM emails
     WHERE seq > {_HIGHEST} ORDER BY seq LIMIT ?"""
 _BEHIND = f"SELECT EXISTS (SELECT 1 FROM emails WHERE seq > {_HIGHEST}) AS behind"
 
