@@ -97,8 +97,9 @@ async def index_new_mail(tx: Tx) -> None:
 
 async def _catch_up(emu: Emulator) -> None:
     async with emu.transaction() as tx:
-        behind = await tx.one(_BEHIND)
-        if behind is not None and behind["behind"]:
+        tx.scan_off_loop()
+        behind = await tx.scan(_BEHIND)
+        if behind[0]["behind"]:
             await index_new_mail(tx)
 
 
