@@ -365,7 +365,8 @@ def test_a_snapshot_from_before_the_index_is_searchable_after_restore(client: Te
     path = tmp_path / "old.db"
     assert client.post("/_emulator/snapshot/save", json={"path": str(path)}).status_code == 200
     with sqlite3.connect(path) as raw:  # what an older build's snapshot looks like
-        raw.executescript("DROP TRIGGER emails_text_delete; DROP TABLE emails_text;"
+        raw.executescript("DROP TRIGGER emails_text_forget; DROP TABLE emails_text_gone;"
+                          " DROP TABLE emails_text;"
                           " CREATE VIRTUAL TABLE emails_fts USING fts5(sender, recipients, subject, body);"
                           " CREATE TRIGGER emails_fts_delete AFTER DELETE ON emails BEGIN"
                           " DELETE FROM emails_fts WHERE rowid = old.seq; END;")

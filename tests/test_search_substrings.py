@@ -146,7 +146,8 @@ def _as_an_older_build_left_it(path: Path, indexed: int | None) -> None:
     """The word index of before issue 39 in place of the trigram one; or (`indexed`) a build cut short."""
     with sqlite3.connect(path) as raw:
         if indexed is None:
-            raw.executescript("DROP TRIGGER emails_text_delete; DROP TABLE emails_text; CREATE VIRTUAL"
+            raw.executescript("DROP TRIGGER emails_text_forget; DROP TABLE emails_text_gone;"
+                              " DROP TABLE emails_text; CREATE VIRTUAL"
                               " TABLE emails_fts USING fts5(sender, recipients, subject, body);"
                               " CREATE TRIGGER emails_fts_delete AFTER DELETE ON emails BEGIN"
                               " DELETE FROM emails_fts WHERE rowid = old.seq; END;")
