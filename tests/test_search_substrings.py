@@ -127,7 +127,7 @@ def _index_rows(path: Path) -> tuple[int, int]:
                 raw.execute("SELECT count(*) FROM emails_text").fetchone()[0])
 
 
-def test_retention_prunes_the_index_with_the_mail(tmp_path: Path) -> None:
+def test_retention_and_deletes_take_mail_out_of_the_index(tmp_path: Path) -> None:
     path = tmp_path / "kept.db"
     with EmulatorServer(make_settings(port=0, db=str(path), max_emails=2)) as started, \
             httpx.Client(base_url=started.url, headers=AUTH, timeout=60) as client:
@@ -139,7 +139,11 @@ def test_retention_prunes_the_index_with_the_mail(tmp_path: Path) -> None:
                 break
             time.sleep(0.1)
         assert found(client, "welcome") == [third, second] and found(client, "first") == []
-    assert _index_rows(path) == (2, 2)
+        assert client.delete(f"{OUTBOX}/{second}").status_code == 200
+        assert found(client, "welcome") == [third]
+    assert _index_rows(path) == (1, 1)  # the index dropped the pruned and the deleted email too
+    with sqlite3.connect(path) as raw:
+        assert raw.execute("SELECT count(*) FROM emails_text_gone").fetchone()[0] == 0
 
 
 def _as_an_older_build_left_it(path: Path, indexed: int | None) -> None:
