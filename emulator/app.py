@@ -33,12 +33,12 @@ from emulator.control import (
     housekeeping,
     inbound,
     labels,
+    mailindex,
     outbox,
     outbox_labels,
     reads,
     retention,
     scenarios,
-    search,
     snapshots,
     webhook_faults,
 )
@@ -63,7 +63,7 @@ KERNEL_MODULES: list[Any] = [events, jobs, idempotency, request_log]
 # TABLES, OPS, ROUTES, `install(emu)` (at creation) and `async start(emu)` / `async stop(emu)`.
 EXTENSIONS: list[Any] = [control, outbox, housekeeping, reads, control_domains, control_smtp, files,
                          webhook_faults, smtp, inbound, api_faults, snapshots, scenarios, engagement,
-                         control_oauth, search, retention, control_metrics, labels,
+                         control_oauth, mailindex, retention, control_metrics, labels,
                          outbox_labels]
 
 

@@ -108,3 +108,23 @@ def test_inbox_threads_search_and_read_when_opened(page: Page, server: EmulatorS
     assert read == {"Refund for order 1041": True, "Invoice copy": False}
     search(page, "tag:vip")
     expect(page.locator("#search-error")).to_contain_text("applies to sent mail only")
+
+
+def test_outbox_search_box_finds_substrings_in_any_language_folded(page: Page, server: EmulatorServer,
+                                                                  api: httpx.Client) -> None:
+    """Issue 39: inside words, Japanese, file names, accents and Greek case, has:inline, addressed:."""
+    csv = {"filename": "report.csv", "content": "YSxiCjEsMgo="}
+    logo = {"filename": "logo.png", "content": "iVBORw==", "content_id": "logo"}
+    send(api, "Welcome aboard")
+    send(api, "ご注文ありがとうございます")
+    send(api, "Monthly figures", attachments=[csv])
+    send(api, "Hej Søren", reply_to=["desk@answers.example"])
+    send(api, "Καλημέρα σοφία", attachments=[logo])
+    page.goto(f"{server.url}{UI}/")
+    for query, expected in [("elcome", ["Welcome aboard"]), ("注文", ["ご注文ありがとうございます"]),
+                            ("report.csv", ["Monthly figures"]), ("soren", ["Hej Søren"]),
+                            ("ΣΟΦΙΑ", ["Καλημέρα σοφία"]), ("has:inline", ["Καλημέρα σοφία"]),
+                            ("addressed:answers.example", ["Hej Søren"])]:
+        search(page, query)
+        expect(page.locator("#count")).to_have_text("1 match")
+        assert subjects(page) == expected, query

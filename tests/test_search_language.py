@@ -71,8 +71,9 @@ def test_negation_or_and_phrases(client: TestClient) -> None:
     assert found(client, "invoice OR export") == [export, invoice]
     assert found(client, "-invoice -export") == [digest]
     assert found(client, "invoice OR is:read") == [invoice]
-    assert found(client, '"weekly dig"') == []            # a quoted phrase is whole words
-    assert found(client, "weekly dig") == [digest]        # unquoted, the last word is a prefix
+    assert found(client, '"weekly dig"') == [digest]      # a quoted phrase is a substring, spaces and all
+    assert found(client, '"weekly  dig"') == []           # ... as written
+    assert found(client, "weekly dig") == [digest]
     assert found(client, '-subject:"weekly digest" -from:nobody') == [export, invoice]
 
 

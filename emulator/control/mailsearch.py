@@ -1,7 +1,8 @@
 """The search language of query.py over received mail and inbox threads (sent mail: search.py).
 
-These tables have no full-text index: a text term is a case-insensitive (ASCII) substring of its
-field(s), free text of the sender, recipients, subject and text body, tested in linear time
+These tables have no full-text index: a text term is a substring of its field(s), case and accents
+set aside (core/fold.py), free text of the sender, recipients, subject and text body (`addressed:` the
+sender or any recipient or Reply-To address), tested in linear time
 (core/substring.py), by statements that run off the loop (`scan_off_loop`). A thread matches a term when
 one of its messages does (`-from:ada` is then a thread with no message from ada), except `is:read` /
 `is:unread`, which ask about the whole thread. Keys about what only sent mail has (`status:`, `tag:`,
@@ -29,6 +30,7 @@ class Target(NamedTuple):
     alias: str
     text: dict[str, tuple[str, ...]]
     has_attachment: str
+    has_inline: str
     size: str
     created: str
     read: str  # holds for read rows
@@ -38,6 +40,7 @@ class Target(NamedTuple):
 def _text_columns(alias: str, message_id: str, body: str) -> dict[str, tuple[str, ...]]:
     columns = {"from": ("from_addr",), "to": ("to_addrs", "cc", "bcc"), "cc": ("cc",), "bcc": ("bcc",),
                "reply-to": ("reply_to",), "subject": ("subject",), "message-id": (message_id,),
+               "addressed": ("from_addr", "to_addrs", "cc", "bcc", "reply_to"),
                "": ("from_addr", "to_addrs", "cc", "bcc", "subject", body)}
     return {key: tuple(f"{alias}.{c}" if c.isidentifier() else c for c in cs) for key, cs in columns.items()}
 
@@ -47,6 +50,9 @@ RECEIVED = Target(
     text=_text_columns("received_emails", "message_id", "text"),
     has_attachment=("EXISTS (SELECT 1 FROM received_attachments a WHERE a.email_id = received_emails.id"
                     " AND a.account = received_emails.account)"),
+    has_inline=("EXISTS (SELECT 1 FROM received_attachments a WHERE a.email_id = received_emails.id"
+                " AND a.account = received_emails.account"
+                " AND (a.content_id IS NOT NULL OR a.content_disposition = 'inline'))"),
     size="length(received_emails.raw)", created="received_emails.created_at",
     read=reads.read_test("received", "received_emails", True),
 )
@@ -56,6 +62,13 @@ THREADS = Target(
     name="inbox threads", alias="m",
     text=_text_columns("m", "coalesce(m.message_id, m.header_id)", "text"),
     has_attachment="m.attachments != '[]'",
+    # A thread message lists its files as {id, filename, size} (inboxes/store.py): which are inline is
+    # in the stored attachments of the email it came from, received or sent.
+    has_inline=("EXISTS (SELECT 1 FROM json_each(m.attachments) f WHERE EXISTS (SELECT 1 FROM"
+                " received_attachments r WHERE r.id = json_extract(f.value, '$.id') AND (r.content_id IS NOT"
+                " NULL OR r.content_disposition = 'inline')) OR EXISTS (SELECT 1 FROM email_attachments e"
+                " WHERE e.id = json_extract(f.value, '$.id') AND (e.content_id IS NOT NULL"
+                " OR e.disposition = 'inline')))"),
     size=("(length(CAST(coalesce(m.html, '') AS BLOB)) + length(CAST(coalesce(m.text, '') AS BLOB)) + "
           "coalesce((SELECT sum(json_extract(f.value, '$.size')) FROM json_each(m.attachments) f), 0))"),
     created="m.received_at",
@@ -83,7 +96,7 @@ def _message_test(target: Target, term: Term) -> tuple[str, list[Any]]:
     if term.key in target.text:
         return _like(term.value, target.text[term.key])
     if term.key == "has":
-        return target.has_attachment, []
+        return (target.has_inline if term.value == "inline" else target.has_attachment), []
     if term.key in ("larger", "smaller"):
         return f"{target.size} {'>' if term.key == 'larger' else '<'} ?", [size_of(term)]
     return f"{target.created} {'<' if term.key == 'before' else '>='} ?", [to_db(instant_of(term))]

@@ -1,11 +1,13 @@
 """The search language of the UI's mail lists: one parser for sent mail, received mail and inboxes.
 
     from:billing@acme.dev   to:ada   cc:  bcc:  reply-to:  subject:"order shipped"  message-id:
+    addressed:ada           the sender, or any To/Cc/Bcc/Reply-To address
     tag:plan  tag:plan:pro   status:bounced (or is:bounced)   is:read  is:unread  is:tagged  is:untagged
     label:checked       a label put on by hand (control/labels.py)
-    has:attachment   larger:100k   smaller:2M   after:2026-05-01   before:2026-05-14T09:00:00Z
-    invoice             free text (sender, recipients, subject, body)
-    "order shipped"     a phrase, word for word
+    has:attachment   has:inline (an attachment shown inline, by cid:)
+    larger:100k   smaller:2M   after:2026-05-01   before:2026-05-14T09:00:00Z
+    invoice             free text (sender, recipients, subject, body, attachment names)
+    "order shipped"     a phrase, spaces and all
     -is:bounced         not
     invoice OR export   either (OR binds tighter than the spaces that AND terms: Gmail's way)
 
@@ -13,7 +15,7 @@
 Everything a user can get wrong is refused here with a sentence saying what is wrong (an unknown
 `key:`, a bad status or size or date, an unclosed quote, a dangling OR), so the three lists answer a
 wrong query the same way. Which keys apply to which list, and the SQL, are the compilers' business:
-search.py (sent mail, over its FTS5 index) and mailsearch.py (received mail and inbox threads).
+search.py (sent mail, over its trigram index) and mailsearch.py (received mail and inbox threads).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from emulator.core.typed import instant
 STATUSES = ("bounced", "canceled", "clicked", "complained", "delivered", "delivery_delayed", "failed",
             "opened", "queued", "scheduled", "sent", "suppressed")
 FLAGS = ("read", "unread", "tagged", "untagged")
-TEXT_KEYS = ("from", "to", "cc", "bcc", "reply-to", "subject", "message-id")
+TEXT_KEYS = ("from", "to", "cc", "bcc", "reply-to", "subject", "message-id", "addressed")
+HAS = ("attachment", "attachments", "inline")
 KEYS = (*TEXT_KEYS, "tag", "label", "status", "is", "has", "larger", "smaller", "before", "after")
 SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "m": 1024 ** 2, "mb": 1024 ** 2}
 # A term: optional `-`, optional `key:`, then a quoted value (maybe unclosed) or a run of non-spaces.
@@ -69,8 +72,8 @@ def _check(term: Term) -> None:
         allowed = STATUSES + (FLAGS if key == "is" else ())
         if value not in allowed:
             raise invalid(f"`{key}:` must be one of: {', '.join(allowed)}.")
-    elif key == "has" and value not in ("attachment", "attachments"):
-        raise invalid("`has:` supports `has:attachment`.")
+    elif key == "has" and value not in HAS:
+        raise invalid("`has:` supports `has:attachment` and `has:inline`.")
     elif key in ("larger", "smaller"):
         size_of(term)
     elif key in ("before", "after"):

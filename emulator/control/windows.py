@@ -14,6 +14,13 @@ against one 500 KB `aaa…ab` body, in the index's own phrase match (C code, one
 can bound it). Windows over the linear scan (benchmarks/bench_search.py, 50 MB of received bodies): a
 small request waits ≤ ~40–70 ms behind a search, where it waited for the whole search (0.34–0.64 s,
 up to ~2 s on a loaded machine) before.
+
+Issue 39 then took a trigram index (control/mailindex.py) on the terms that answer both: it is built in
+chunks apart from any search, holds only what is searched (the body cut to 16 KB), and is asked for at
+most 64 characters of a term (a longer one is then checked on its candidates by the scan). Its lookups
+walk in windows too: a search's index subquery carries INDEX_WINDOW, an SQL comment that each window
+replaces with its `rowid` range, so a term found in a million emails costs a page's worth of rows, not
+a million (outside a walk the comment is just that: no bound).
 """
 
 from __future__ import annotations
@@ -35,11 +42,17 @@ if TYPE_CHECKING:
 WINDOW_SECONDS = 0.03
 FIRST_SPAN = 2  # seq values in the first window: 1 MB of half-megabyte bodies; it grows from there
 GROWTH = 4  # a window at most this many times the last one's span
+INDEX_WINDOW = "/*window*/"
 
 
 def scans(where: str) -> bool:
-    """Whether `where` tests substrings (reads every row it is asked about)."""
-    return substring.SQL_NAME in where
+    """Whether `where` tests substrings (reads every row it is asked about) or looks up the index."""
+    return substring.SQL_NAME in where or INDEX_WINDOW in where
+
+
+def bounded(sql: str, start: int, end: int) -> str:
+    """`sql` with its index lookups kept to the rowids from `start` to `end`."""
+    return sql.replace(INDEX_WINDOW, f"AND rowid BETWEEN {int(start)} AND {int(end)}")
 
 
 def next_span(span: int, elapsed: float) -> int:
@@ -77,12 +90,22 @@ async def _walk(tx: Tx, sql: str, params: list[Any], edges: tuple[int, int], lim
         start, end = (max(low, high - span + 1), high) if newest_first else (low, min(high, low + span - 1))
         cap = "" if limit is None else f" LIMIT {limit - len(found)}"
         began = time.perf_counter()
-        found += await tx.scan(sql + cap, [*params, start, end])
+        found += await tx.scan(bounded(sql, start, end) + cap, [*params, start, end])
         span = next_span(span, time.perf_counter() - began)
         high, low = (start - 1, low) if newest_first else (high, end + 1)
         if low <= high:
             await tx.let_others_in()
     return found
+
+
+async def _cursor_seq(tx: Tx, table: str, where: str, params: list[Any], cursor: str) -> int:
+    """The seq of the page's cursor row, which must be one the search finds."""
+    row = await tx.scan(f"SELECT seq FROM {table} WHERE id = ?", [cursor])
+    seq = int(row[0]["seq"]) if row else 0
+    if not row or not await tx.scan(f"SELECT 1 FROM {table} WHERE ({bounded(where, seq, seq)}) AND seq = ?",
+                                    [*params, seq]):
+        raise invalid(BAD_CURSOR_MESSAGE)
+    return seq
 
 
 async def page(tx: Tx, table: str, chosen: Page, where: str, params: list[Any],
@@ -93,10 +116,7 @@ async def page(tx: Tx, table: str, chosen: Page, where: str, params: list[Any],
         return await fetch_page(tx, table, chosen, where, params, columns=columns)
     cursor, beyond = chosen.after or chosen.before, None
     if cursor is not None:
-        found = await tx.scan(f"SELECT seq FROM {table} WHERE ({where}) AND id = ?", [*params, cursor])
-        if not found:
-            raise invalid(BAD_CURSOR_MESSAGE)
-        beyond = int(found[0]["seq"])
+        beyond = await _cursor_seq(tx, table, where, params, cursor)
     newer = chosen.before is not None
     limit = None if chosen.limit is None else chosen.limit + 1
     listed = await rows(tx, table, where, params, columns, limit=limit, newest_first=not newer, beyond=beyond)

@@ -1,11 +1,15 @@
 """Browsing an account's contacts for the UI: search by email or name, filter by segment, topic or
 unsubscribed state, newest first, in keyset pages (seek by `seq`, so a page costs the same at the
-millionth contact as at the first)."""
+millionth contact as at the first). The search is a substring of the email or either name, case and
+accents set aside by Unicode's rules (core/fold.py, as the mail lists fold: `soren` finds Søren), in
+linear time (core/substring.py); a search's statements then run off the loop."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from emulator.core import substring
 
 if TYPE_CHECKING:
     from emulator.core.db import Row, Tx
@@ -22,11 +26,6 @@ class Filters:
     before: int | None = None  # the seq the page starts below
 
 
-def _like(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
 def _where(tx: Tx, filters: Filters) -> tuple[list[str], list[Any]]:
     clauses: list[str] = ["c.account = ?"]
     params: list[Any] = [tx.account]
@@ -34,9 +33,9 @@ def _where(tx: Tx, filters: Filters) -> tuple[list[str], list[Any]]:
         clauses.append("c.seq < ?")
         params.append(filters.before)
     if filters.text:
-        clauses.append("(c.email_key LIKE ? ESCAPE '\\' OR c.first_name LIKE ? ESCAPE '\\'"
-                       " OR c.last_name LIKE ? ESCAPE '\\')")
-        params += [_like(filters.text.lower()), _like(filters.text), _like(filters.text)]
+        clauses.append(substring.sql(("c.email_key", "c.first_name", "c.last_name")))
+        params.append(substring.needle(filters.text))
+        tx.scan_off_loop()
     if filters.segment_id:
         clauses.append("EXISTS (SELECT 1 FROM segment_contacts sc WHERE sc.account = c.account"
                        " AND sc.segment_id = ? AND sc.contact_id = c.id)")
