@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 WINDOW_SECONDS = 0.03
 FIRST_SPAN = 2  # seq values in the first window: 1 MB of half-megabyte bodies; it grows from there
 GROWTH = 4  # a window at most this many times the last one's span
+# A count that reads no bodies (an index, columns) starts wider: its rows cost ~1 µs each, not ~1 ms.
+COUNT_FIRST_SPAN = 4_096
 
 
 def scans(where: str) -> bool:
@@ -83,6 +85,33 @@ async def _walk(tx: Tx, sql: str, params: list[Any], edges: tuple[int, int], lim
         if low <= high:
             await tx.let_others_in()
     return found
+
+
+async def count(tx: Tx, table: str, where: str, params: list[Any], *, upto: int | None = None,
+                budget: float | None = None) -> tuple[int | None, int]:
+    """The exact number of rows of `table` matching `where` with `seq` <= `upto` (None: the highest
+    `seq` now), and that bound. Counted in windows of `seq`, newest first, each about WINDOW_SECONDS,
+    off the loop, other transactions let in between (issue 39: a search's match count at 1 000 000
+    emails). None instead of the number when `budget` seconds of wall time passed first. Rows a
+    transaction let in between windows deletes or changes below the window under way may be counted as
+    they were; mail stored after the count began is never counted."""
+    tx.scan_off_loop()
+    edges = (await tx.scan(f"SELECT min(seq) AS lo, max(seq) AS hi FROM {table}"))[0]
+    high = int(edges["hi"] or 0) if upto is None else upto
+    if edges["lo"] is None:
+        return 0, high
+    low, top, found = int(edges["lo"]), min(high, int(edges["hi"])), 0
+    span, began = (FIRST_SPAN if scans(where) else COUNT_FIRST_SPAN), time.perf_counter()
+    sql = f"SELECT count(*) AS n FROM {table} WHERE ({where}) AND seq BETWEEN ? AND ?"
+    while low <= top:
+        if budget is not None and time.perf_counter() - began > budget:
+            return None, high
+        start, window = max(low, top - span + 1), time.perf_counter()
+        found += int((await tx.scan(sql, [*params, start, top]))[0]["n"])
+        span, top = next_span(span, time.perf_counter() - window), start - 1
+        if low <= top:
+            await tx.let_others_in()
+    return found, high
 
 
 async def page(tx: Tx, table: str, chosen: Page, where: str, params: list[Any],
