@@ -228,7 +228,7 @@ def test_search_and_status_filter_with_a_thousand_emails(page: Page, server: Emu
                                                          api: httpx.Client) -> None:
     _bulk(api, 1000)
     open_outbox(page, server)
-    expect(page.locator("#total")).to_have_text("1000")
+    expect(page.locator("#total")).to_have_text("1,000")
     assert len(_subjects(page)) == 50
 
     page.locator("#search").fill("user77@")

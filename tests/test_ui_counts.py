@@ -22,7 +22,7 @@ from emulator.core.emulator import Emulator
 from emulator.testing import EmulatorServer
 from emulator.web import listing
 from tests.conftest import AUTH, make_settings
-from tests.ui_helpers import BROWSER, running_server
+from tests.ui_helpers import running_server
 
 UI = "/_emulator/ui"
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')
@@ -33,6 +33,12 @@ def send(client: TestClient | httpx.Client, subject: str, to: str = "delivered@r
                                             "text": "hello"})
     assert response.status_code == 200, response.text
     return str(response.json()["id"])
+
+
+def receive(client: TestClient, domain: str, subject: str) -> None:
+    answer = client.post("/_emulator/inbound", json={"from": "ada@example.org", "to": f"help@{domain}",
+                                                     "subject": subject, "text": "x"})
+    assert answer.status_code == 200, answer.text
 
 
 def call(client: TestClient, fn: Any, *args: Any) -> Any:
@@ -130,7 +136,8 @@ def test_snapshot_restore_brings_its_counts_and_an_old_snapshot_gets_them_built(
     # A snapshot saved before the counters: no table, no triggers, no mark.
     with sqlite3.connect(path) as old:
         old.execute("DROP TABLE mail_counts")
-        for (name,) in old.execute("SELECT name FROM sqlite_master WHERE name LIKE 'mail_counts_%'").fetchall():
+        triggers = old.execute("SELECT name FROM sqlite_master WHERE name LIKE 'mail_counts_%'").fetchall()
+        for (name,) in triggers:
             old.execute(f"DROP TRIGGER {name}")
         old.execute("DELETE FROM meta WHERE key = ?", (counts.MARK,))
     send(client, "Again after")
@@ -185,16 +192,14 @@ def test_kept_counts_never_drift_from_count_star(client: TestClient, seed: int) 
             await clone(emu, box.table, pick.randint(1, 20), f"Clone {pick.randint(0, 99)}", account)
 
     send(client, "First")  # clones copy a first row of each box
-    assert client.post("/_emulator/inbound", json={"from": "ada@example.org", "to": f"help@{domain}",
-                                                   "subject": "First in", "text": "x"}).status_code == 200
+    receive(client, domain, "First in")
     for step in range(60):
         kind = pick.choice(["send", "send", "inbound", "read", "read", "unread", "delete", "delete-where",
                             "clone", "other-account"])
         if kind == "send":
             send(client, f"Mail {step}")
         elif kind == "inbound":
-            assert client.post("/_emulator/inbound", json={"from": "ada@example.org", "to": f"help@{domain}",
-                                                           "subject": f"In {step}", "text": "x"}).status_code == 200
+            receive(client, domain, f"In {step}")
         elif kind == "other-account":
             call(client, act, "clone", "other")
         else:
@@ -250,7 +255,8 @@ def test_a_slow_count_says_counting_and_the_count_route_answers_it(big: TestClie
 def _results_form(client: TestClient, query: dict[str, str]) -> dict[str, str]:
     html = client.get(f"{UI}/", params=query).text
     form = html[html.index('id="results"'):]
-    fields = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', form[:form.index("</form>")]))
+    hidden = r'<input type="hidden" name="(\w+)" value="([^"]*)"'
+    fields = dict(re.findall(hidden, form[:form.index("</form>")]))
     return {**fields, "csrf": CSRF.findall(html)[0], "action": "delete"}
 
 
@@ -314,3 +320,21 @@ def test_delete_these_results_in_chromium_deletes_exactly_what_it_states(desk: P
         assert api.get(f"/emails/{keep}").status_code == 200
         expect(desk.locator("#count")).to_have_text("1 match")
         desk.unroute("**/_emulator/ui/events**")
+
+
+@pytest.mark.browser
+def test_a_count_that_takes_long_arrives_and_enables_the_button_in_chromium(
+        desk: Page, live: EmulatorServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    with httpx.Client(base_url=live.url, headers=AUTH, timeout=30) as api:
+        assert api.post("/_emulator/reset").status_code == 200
+        for n in range(60):  # more than one page: the page must count
+            send(api, f"Invoice {n}")
+        monkeypatch.setattr(listing, "COUNT_BUDGET", -1.0)  # the page never has the time to count
+        desk.goto(f"{live.url}{UI}/?q=subject%3Ainvoice")
+        button = desk.locator("#delete-results")
+        expect(button).to_have_text("Delete these 60 results")  # list.js asked the count route
+        expect(button).to_be_enabled()
+        expect(desk.locator("#count")).to_have_text("60 matches")
+        with desk.expect_navigation():
+            button.click()
+        expect(desk.locator("#notice")).to_have_text("Deleted 60 emails.")

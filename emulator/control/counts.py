@@ -8,7 +8,8 @@ that stores, deletes or marks mail — the API, SMTP, broadcasts, deletes, reten
 wipe — moves the counters in the same transaction, with no code of its own to forget. An email is
 unread when `mail_reads` has no row for its `seq` (reads.py); the triggers ask that table, so the order
 in which a delete drops an email and its read mark does not matter, and a read mark without its email
-(there should be none) counts for nothing.
+(there should be none) counts for nothing. New mail is unread: its `seq` is new (AUTOINCREMENT), so no
+read mark can name it yet.
 
 A database made before the counters (a `--db` file, a snapshot) has the triggers added at open, and
 its counters are built once (`ensure_built`), chunk by chunk of `seq`; the `meta` key MARK says they
@@ -44,9 +45,8 @@ def _triggers(box: Box) -> list[str]:
     owner = f"(SELECT account FROM {box.table} WHERE seq = {{}}.seq)"
     return [
         f"""CREATE TRIGGER IF NOT EXISTS mail_counts_{box.name}_insert AFTER INSERT ON {box.table} BEGIN
-            INSERT INTO mail_counts (box, account, total, unread)
-            VALUES ('{box.name}', new.account, 1, {_unread_test(box, 'new.seq')})
-            ON CONFLICT (box, account) DO UPDATE SET total = total + 1, unread = unread + excluded.unread;
+            INSERT INTO mail_counts (box, account, total, unread) VALUES ('{box.name}', new.account, 1, 1)
+            ON CONFLICT (box, account) DO UPDATE SET total = total + 1, unread = unread + 1;
         END""",
         f"""CREATE TRIGGER IF NOT EXISTS mail_counts_{box.name}_delete AFTER DELETE ON {box.table} BEGIN
             UPDATE mail_counts SET total = total - 1, unread = unread - {_unread_test(box, 'old.seq')}
