@@ -14,10 +14,10 @@ for the windows to bound it (control/search.py, issue 39 item 3)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import statistics
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -60,6 +60,24 @@ def _store(client: TestClient, total: int) -> None:
         client.portal.call(insert, first, min(total - 1, first + 99_999))  # type: ignore[union-attr]
 
 
+class CpuTicker(Ticker):
+    """The ticker (bench_search), also noting the loop thread's own CPU time between two ticks: how
+    long the loop was really held, without the stretches the OS gave the CPU to other processes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.longest_cpu = 0.0
+
+    async def run(self) -> None:
+        last, cpu = time.perf_counter(), time.thread_time()
+        while self.running:
+            await asyncio.sleep(0.001)
+            now, now_cpu = time.perf_counter(), time.thread_time()
+            self.longest = max(self.longest, now - last)
+            self.longest_cpu = max(self.longest_cpu, now_cpu - cpu)
+            last, cpu = now, now_cpu
+
+
 class Calls:
     """Times every database call of the app inside the thread that runs it (on the loop or a worker):
     the longest since `reset`, in wall time and in that thread's CPU time. Wall time includes the time
@@ -85,22 +103,20 @@ class Calls:
         return measured
 
 
-def _measure(client: TestClient, ticker: Ticker, calls: Calls, url: str) -> tuple[list[float], Any]:
-    """[loop held, longest database call (wall, CPU), request wall, the loop thread's CPU] in ms, and
-    the JSON or text answered. The loop thread's CPU time over the whole request bounds the longest
-    stretch it held the loop, whatever the OS did meanwhile."""
+def _measure(client: TestClient, ticker: CpuTicker, calls: Calls, url: str) -> tuple[list[float], Any]:
+    """[loop held (wall), longest database call (wall, CPU), request wall, loop held (CPU)] in ms, and
+    the JSON or text answered."""
     time.sleep(0.01)
-    loop = time.pthread_getcpuclockid(client.portal.call(threading.get_ident))  # type: ignore[union-attr]
-    ticker.longest = calls.longest = calls.longest_cpu = 0.0
-    began, loop_cpu = time.perf_counter(), time.clock_gettime(loop)
+    ticker.longest = ticker.longest_cpu = calls.longest = calls.longest_cpu = 0.0
+    began = time.perf_counter()
     response = client.get(url)
-    wall, loop_cpu = (time.perf_counter() - began) * 1000, (time.clock_gettime(loop) - loop_cpu) * 1000
+    wall, loop_cpu = (time.perf_counter() - began) * 1000, ticker.longest_cpu * 1000
     assert response.status_code == 200, response.text[:300]
     body = response.json() if "json" in response.headers["content-type"] else response.text
     return [ticker.longest * 1000, calls.longest * 1000, calls.longest_cpu * 1000, wall, loop_cpu], body
 
 
-def _idle_lag(ticker: Ticker) -> float:
+def _idle_lag(ticker: CpuTicker) -> float:
     """The ticker's longest gap over a second of nothing: what the machine alone costs the loop."""
     ticker.longest = 0.0
     time.sleep(1.0)
@@ -125,7 +141,7 @@ def _run(client: TestClient) -> None:
     started = time.perf_counter()
     assert client.get(f"{UI}/count/outbox?q=is:read").status_code == 200  # the index's catch-up, once
     print(f"search index caught up ({time.perf_counter() - started:.1f} s: any `q=` search waits for it)")
-    ticker, calls = Ticker(), Calls(client.app.state.emu)  # type: ignore[attr-defined]
+    ticker, calls = CpuTicker(), Calls(client.app.state.emu)  # type: ignore[attr-defined]
     client.portal.start_task_soon(ticker.run)  # type: ignore[union-attr]
     client.get(f"{UI}/")  # templates compile on first use
     cases = {"outbox page (total, unread)": f"{UI}/", "live rows (total, unread)": f"{UI}/rows/outbox",
@@ -147,15 +163,15 @@ def _run(client: TestClient) -> None:
         # The median: on a shared machine one run in five can lose the CPU for 100 ms to another process.
         held, call, cpu, wall, loop_cpu = (statistics.median(run[i] for run in runs) for i in range(5))
         worst = [max(run[i] for run in runs) for i in range(5)]
-        print(f"  {name:<28} loop held {held:6.1f} ms (worst {worst[0]:6.1f}), loop CPU {loop_cpu:5.1f} ms"
+        print(f"  {name:<28} loop held {held:6.1f} ms (worst {worst[0]:6.1f}), in CPU {loop_cpu:5.1f} ms"
               f" (worst {worst[4]:5.1f}); longest db call {call:6.1f} ms (worst {worst[1]:6.1f}), its CPU"
               f" {cpu:5.1f} ms (worst {worst[2]:5.1f}); wall {wall:7.1f} ms")
         wall_note = f", {wall:.0f} ms wall" if "count" in name else ""
-        figure = f"{min(held, loop_cpu):.1f} ms loop, {cpu:.1f} ms db{wall_note}"
-        # The loop was held at most its longest gap, and at most the CPU it spent: the lesser of the two
-        # (medians) is the loop time; the statement's is its CPU time (see Calls).
+        figure = f"{loop_cpu:.1f} ms loop, {cpu:.1f} ms db{wall_note}"
+        # Loop held and statement length in CPU time (CpuTicker, Calls): the wall-clock figures printed
+        # above carry the machine's own stalls (its idle gap, printed first).
         targets.record(f"exact {name}, {label} emails", figure, f"<= {CEILING_MS:.0f} ms each (median)",
-                       max(min(held, loop_cpu), cpu) <= CEILING_MS)
+                       max(loop_cpu, cpu) <= CEILING_MS)
     ticker.running = False
 
 

@@ -159,6 +159,28 @@ def test_a_database_file_from_before_gets_its_counts_built_at_open(tmp_path: Pat
         assert (shown(client)["total"], shown(client)["unread"]) == ("3", "3")
 
 
+def test_renamed_accounts_get_their_counts_built_again(tmp_path: Path) -> None:
+    """A file from before issue 36 names an isolated account `acct_<key>`; the rename at open moves its
+    mail to the derived id, and the counters follow."""
+    db = str(tmp_path / "named.db")
+    with TestClient(create_app(make_settings(db=db)), headers=AUTH) as client:
+        for n in range(3):
+            send(client, f"Mail {n}")
+    with sqlite3.connect(db) as old:
+        for table in ("emails", "mail_reads", "mail_counts", "events", "request_logs"):
+            old.execute(f"UPDATE {table} SET account = 'acct_re_old_key_1234' WHERE account = 'default'")
+        old.execute("INSERT INTO accounts (id, created_at) VALUES ('acct_re_old_key_1234', '2026-01-01')")
+    with TestClient(create_app(make_settings(db=db)), headers=AUTH) as client:
+        emu = client.app.state.emu  # type: ignore[attr-defined]
+        assert call(client, drift, emu) == []
+
+        async def kept() -> list[Any]:
+            async with emu.transaction() as tx:
+                return await tx.all("SELECT account, total FROM mail_counts")
+        rows = call(client, kept)
+        assert [(row["account"] != "acct_re_old_key_1234", row["total"]) for row in rows] == [(True, 3)]
+
+
 # ---- never drift -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -258,6 +280,13 @@ def _results_form(client: TestClient, query: dict[str, str]) -> dict[str, str]:
     hidden = r'<input type="hidden" name="(\w+)" value="([^"]*)"'
     fields = dict(re.findall(hidden, form[:form.index("</form>")]))
     return {**fields, "csrf": CSRF.findall(html)[0], "action": "delete"}
+
+
+def test_the_outbox_api_counts_matches_exactly(big: TestClient) -> None:
+    send(big, "Newsletter")
+    assert big.get("/_emulator/outbox/count").json()["count"] == 12_346
+    assert big.get("/_emulator/outbox/count", params={"q": "subject:bulk"}).json()["count"] == 12_345
+    assert big.get("/_emulator/outbox/count", params={"subject": "Newsletter"}).json()["count"] == 1
 
 
 def test_deleting_results_acts_on_the_stated_number_only(client: TestClient) -> None:

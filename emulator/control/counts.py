@@ -108,7 +108,8 @@ def build(raw: sqlite3.Connection) -> None:
     try:
         raw.execute("DELETE FROM mail_counts")
         for box in BOXES:
-            edges = raw.execute(f"SELECT min(seq) AS lo, max(seq) AS hi FROM {box.table}").fetchone()
+            edges = raw.execute(f"SELECT (SELECT min(seq) FROM {box.table}) AS lo,"  # each one index end
+                                f" (SELECT max(seq) FROM {box.table}) AS hi").fetchone()
             counted: dict[str, list[int]] = {}
             low = edges["lo"]
             while low is not None and low <= edges["hi"]:

@@ -51,6 +51,13 @@ def next_span(span: int, elapsed: float) -> int:
     return max(1, min(span * GROWTH, int(span * WINDOW_SECONDS / max(elapsed, 1e-6))))
 
 
+async def _edges(tx: Tx, table: str) -> Row:
+    """The table's lowest and highest `seq`. Two subqueries: SQLite reads one end of the index for a
+    lone min() or max(), but the whole table for both in one SELECT (82 ms at 1 000 000 emails)."""
+    ends = f"SELECT (SELECT min(seq) FROM {table}) AS lo, (SELECT max(seq) FROM {table}) AS hi"
+    return (await tx.scan(ends))[0]
+
+
 async def rows(tx: Tx, table: str, where: str, params: list[Any], columns: str = "seq", *,
                limit: int | None, newest_first: bool = True, beyond: int | None = None) -> list[Row]:
     """The first `limit` (None: all) rows of `table` matching `where`, in `seq` order (newest first, or
@@ -62,7 +69,7 @@ async def rows(tx: Tx, table: str, where: str, params: list[Any], columns: str =
         return await tx.all(f"SELECT {columns} FROM {table} WHERE ({where}){seek} ORDER BY seq {order}{cap}",
                             params)
     tx.scan_off_loop()
-    edges = (await tx.scan(f"SELECT min(seq) AS lo, max(seq) AS hi FROM {table}"))[0]
+    edges = await _edges(tx, table)
     if edges["lo"] is None:
         return []
     low, high = int(edges["lo"]), int(edges["hi"])
@@ -98,7 +105,7 @@ async def count(tx: Tx, table: str, where: str, params: list[Any], *, upto: int 
     transaction let in between windows deletes or changes below the window under way may be counted as
     they were; mail stored after the count began is never counted."""
     tx.scan_off_loop()
-    edges = (await tx.scan(f"SELECT min(seq) AS lo, max(seq) AS hi FROM {table}"))[0]
+    edges = await _edges(tx, table)
     high = int(edges["hi"] or 0) if upto is None else upto
     if edges["lo"] is None:
         return 0, high
