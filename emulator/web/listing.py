@@ -168,18 +168,16 @@ def list_row(box: Box, row: Row, attachments: int = 0) -> dict[str, Any]:
 COUNT_BUDGET = 0.25
 
 
-async def count(tx: Tx, box: Box, filters: Filters, budget: float | None = None,
-                upto: int | None = None) -> tuple[int | None, int]:
+async def count(tx: Tx, box: Box, filters: Filters, budget: float | None = None) -> tuple[int | None, int]:
     """(how many emails the list holds or the search matches, the highest `seq` counted): kept counts
     without a filter, a windowed count with one; None for the number when `budget` ran out first."""
     if not filters.active:
         top = await tx.one(f"SELECT max(seq) AS seq FROM {box.table} WHERE account = ?", (tx.account,))
         high = int(top["seq"]) if top and top["seq"] is not None else 0
-        if upto is None or upto >= high:
-            return (await counts.of(tx, box.name)).total, high
+        return (await counts.of(tx, box.name)).total, high
     clauses, params = _where(box, filters, tx.account)
     await prepare_search(tx, box, filters)
-    return await windows.count(tx, box.table, " AND ".join(clauses), params, upto=upto, budget=budget)
+    return await windows.count(tx, box.table, " AND ".join(clauses), params, budget=budget)
 
 
 async def totals(tx: Tx, box: Box) -> counts.Counts:
