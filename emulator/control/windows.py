@@ -101,7 +101,7 @@ async def count(tx: Tx, table: str, where: str, params: list[Any], *, upto: int 
     """The exact number of rows of `table` matching `where` with `seq` <= `upto` (None: the highest
     `seq` now), and that bound. Counted in windows of `seq`, newest first, each about WINDOW_SECONDS,
     off the loop, other transactions let in between (issue 39: a search's match count at 1 000 000
-    emails). None instead of the number when `budget` seconds of wall time passed first. Rows a
+    emails). None instead of the number when it would take more than `budget` seconds of wall time. Rows a
     transaction let in between windows deletes or changes below the window under way may be counted as
     they were; mail stored after the count began is never counted."""
     tx.scan_off_loop()
@@ -112,12 +112,14 @@ async def count(tx: Tx, table: str, where: str, params: list[Any], *, upto: int 
     low, top, found = int(edges["lo"]), min(high, int(edges["hi"])), 0
     span, began = (FIRST_SPAN if scans(where) else COUNT_FIRST_SPAN), time.perf_counter()
     sql = f"SELECT count(*) AS n FROM {table} WHERE ({where}) AND seq BETWEEN ? AND ?"
+    last = 0.0  # the last window's time: the next is expected to take about as long
     while low <= top:
-        if budget is not None and time.perf_counter() - began > budget:
+        if budget is not None and time.perf_counter() - began + last > budget:
             return None, high
         start, window = max(low, top - span + 1), time.perf_counter()
         found += int((await tx.scan(sql, [*params, start, top]))[0]["n"])
-        span, top = next_span(span, time.perf_counter() - window), start - 1
+        last = time.perf_counter() - window
+        span, top = next_span(span, last), start - 1
         if low <= top:
             await tx.let_others_in()
     return found, high

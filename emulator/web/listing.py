@@ -165,7 +165,7 @@ def list_row(box: Box, row: Row, attachments: int = 0) -> dict[str, Any]:
 
 # A search's matches are counted on the page itself while that takes at most this long (wall time, the
 # loop free throughout); past it the page says "counting…" and asks the count route (counting.py).
-COUNT_BUDGET = 0.25
+COUNT_BUDGET = 0.1
 
 
 async def count(tx: Tx, box: Box, filters: Filters, budget: float | None = None) -> tuple[int | None, int]:
