@@ -24,7 +24,7 @@ def _grow(client: TestClient, total: int) -> None:
     """Clone one real email (sent through the API) until `total` rows exist: ids, recipients, subjects
     and statuses vary per row so filters have something to find."""
     emu = client.app.state.emu  # type: ignore[attr-defined]
-    have = int(client.get(f"{UI}/rows/outbox").json()["total"])
+    have = int(client.get(f"{UI}/rows/outbox").json()["count"])
     need = total - have
     if need <= 0:
         return

@@ -25,9 +25,7 @@ from emulator.api.pipeline import ApiShortcut, build_routes, literal_endpoints
 from emulator.api.telemetry import Telemetry
 from emulator.control import base as control
 from emulator.control import (
-    domains as control_domains,
-)
-from emulator.control import (
+    counts,
     engagement,
     files,
     housekeeping,
@@ -41,6 +39,9 @@ from emulator.control import (
     scenarios,
     snapshots,
     webhook_faults,
+)
+from emulator.control import (
+    domains as control_domains,
 )
 from emulator.control import (
     faults as api_faults,
@@ -61,7 +62,7 @@ log = logging.getLogger("emulator")
 KERNEL_MODULES: list[Any] = [events, jobs, idempotency, request_log]
 # Extra parts (webhook delivery, SMTP, web UI, test plugin support) plug in here: each may offer
 # TABLES, OPS, ROUTES, `install(emu)` (at creation) and `async start(emu)` / `async stop(emu)`.
-EXTENSIONS: list[Any] = [control, outbox, housekeeping, reads, control_domains, control_smtp, files,
+EXTENSIONS: list[Any] = [control, outbox, housekeeping, reads, counts, control_domains, control_smtp, files,
                          webhook_faults, smtp, inbound, api_faults, snapshots, scenarios, engagement,
                          control_oauth, mailindex, retention, control_metrics, labels,
                          outbox_labels]

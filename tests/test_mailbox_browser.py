@@ -127,8 +127,8 @@ def test_delete_all_mail_keeps_domains_and_webhooks(page: Page, server: Emulator
     messages = []
     page.once("dialog", lambda dialog: messages.append(dialog.message))
     with page.expect_navigation():
-        page.get_by_role("button", name="Delete all mail").click()
-    assert "Delete all sent mail (2 emails)?" in messages[0] and "templates stay" in messages[0]
+        page.get_by_role("button", name="Delete all 2 emails").click()
+    assert "Delete all 2 sent emails?" in messages[0] and "templates stay" in messages[0]
     expect(page.locator("#rows tr.none")).to_contain_text("No messages yet")
     expect(page.locator("#notice")).to_have_text("Deleted 2 emails.")
     assert len(api.get("/domains").json()["data"]) == 1 and len(api.get("/webhooks").json()["data"]) == 1

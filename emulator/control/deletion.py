@@ -64,14 +64,17 @@ async def delete_one(tx: Tx, mail: Mail, email_id: str) -> bool:
 
 
 async def delete_where(emu: Emulator, mail: Mail, account: str | None, where: str, params: list[Any],
-                       prepare: Callable[[Tx], Awaitable[None]] | None = None) -> int:
+                       prepare: Callable[[Tx], Awaitable[None]] | None = None,
+                       upto: int | None = None) -> int:
     """Delete every email matching `where` (SQL over `mail.table`, already scoped to an account when
-    one is meant), CHUNK at a time; `prepare(tx)` runs first in each chunk (the search index catch-up).
-    Returns how many were deleted."""
+    one is meant) with `seq` <= `upto` (None: the newest now), CHUNK at a time; `prepare(tx)` runs
+    first in each chunk (the search index catch-up). Returns how many were deleted."""
     deleted = 0
-    async with emu.transaction(account) as tx:
-        top = await tx.one(f"SELECT max(seq) AS seq FROM {mail.table}")
-    below = (top["seq"] if top and top["seq"] is not None else 0) + 1
+    if upto is None:
+        async with emu.transaction(account) as tx:
+            top = await tx.one(f"SELECT max(seq) AS seq FROM {mail.table}")
+        upto = top["seq"] if top and top["seq"] is not None else 0
+    below = upto + 1
     while True:
         async with emu.transaction(account) as tx:
             if prepare is not None:

@@ -2,6 +2,7 @@
 
     GET /_emulator/outbox                         list, newest first; filters below; `limit`/`after`/`before`
     GET /_emulator/outbox/wait?to=…&timeout=5     long-poll: the newest matching email, as soon as one exists
+    GET /_emulator/outbox/count                   how many match the filters: exact, counted in windows
     GET /_emulator/outbox/{id}                    one email: text, html, headers, attachments, events
     GET /_emulator/outbox/{id}.eml                the RFC 5322 message (message/rfc822)
     GET /_emulator/outbox/{id}/attachments/{aid}  one attachment's bytes
@@ -273,6 +274,18 @@ async def list_outbox(request: Request) -> Response:
                                    has_more))
 
 
+async def count_outbox(request: Request) -> Response:
+    """`{"object": "count", "count": 12345, "upto_seq": …}`: exact, in windows of `seq` that leave the
+    loop and the database to others between them (windows.py `count`), so it may take a while at 1 M."""
+    emu = emulator_of(request)
+    outbox_filter = parse_filter(emu, request.query_params)
+    where, params = outbox_filter.where()
+    async with emu.transaction() as tx:
+        await outbox_filter.prepare(tx)
+        total, upto = await windows.count(tx, "emails", where, params)
+    return json_response({"object": "count", "count": total, "upto_seq": upto})
+
+
 async def get_email(request: Request) -> Response:
     emu = emulator_of(request)
     row = await _email_row(emu, request.path_params["email_id"], _account_of(emu, request.query_params))
@@ -364,6 +377,7 @@ async def _wait(emu: Emulator, outbox_filter: OutboxFilter, changed: asyncio.Que
 ROUTES = [
     Route(BASE, list_outbox, methods=["GET"]),
     Route(f"{BASE}/wait", wait_for_email, methods=["GET"]),
+    Route(f"{BASE}/count", count_outbox, methods=["GET"]),
     Route(f"{BASE}/{{email_id}}.eml", get_eml, methods=["GET"]),
     Route(f"{BASE}/{{email_id}}/attachments/{{attachment_id}}", get_attachment, methods=["GET"]),
     Route(f"{BASE}/{{email_id}}", get_email, methods=["GET"]),

@@ -6,7 +6,7 @@ SMTP, broadcasts, scenarios, a database file from an older build) starts unread 
 paying for a row. Rows name the email by `seq` (never reused: AUTOINCREMENT), not by id: `seq` is in
 the mail tables' (account, seq) index, so counting unread mail never reads the email rows themselves
 (by id, the unread count read 10 000 full rows: ~25 ms at 100 000 emails). Deleting an email takes its
-row with it (deletion.py).
+row with it (deletion.py). How many are unread is kept, not counted: control/counts.py.
 """
 
 from __future__ import annotations
@@ -33,8 +33,6 @@ TABLES = [
         PRIMARY KEY (box, seq)
     ) WITHOUT ROWID""",
 ]
-# Counting unread mail is a scan; past this many the UI says "10000+" and stays fast at 100 000 emails.
-COUNT_CAP = 10_000
 CHUNK = 1_000
 IN_LIST = "IN (SELECT value FROM json_each(?))"
 
@@ -76,14 +74,6 @@ async def is_read(tx: Tx, box: str, table: str, email_id: str) -> bool:
     row = await tx.one(f"SELECT 1 AS yes FROM {table} WHERE id = ? AND {read_test(box, table, True)}",
                        (email_id,))
     return row is not None
-
-
-async def unread_count(tx: Tx, box: str, table: str) -> str:
-    """`3`, or `10000+` past the cap."""
-    row = await tx.one(f"SELECT count(*) AS n FROM (SELECT 1 FROM {table} WHERE account = ? AND "
-                       f"{read_test(box, table, False)} LIMIT {COUNT_CAP + 1})", (tx.account,))
-    count = int(row["n"]) if row else 0
-    return f"{COUNT_CAP}+" if count > COUNT_CAP else str(count)
 
 
 async def forget(tx: Tx, box: str, table: str, listed: str) -> int:

@@ -31,6 +31,7 @@ from starlette.routing import Route
 from emulator.api import request_log
 from emulator.api.auth import keyring
 from emulator.api.ops import emulator_of, json_response
+from emulator.control import counts
 from emulator.control.base import PREFIX, body_of
 from emulator.control.fields import STRING
 from emulator.core.accounts import migrate_key_named_accounts
@@ -146,6 +147,7 @@ async def restore_from(emu: Emulator, source: aiosqlite.Connection) -> None:
         for statement in statements:
             raw.execute(statement)
         migrate_key_named_accounts(raw, seed)  # a snapshot saved before issue 36
+        counts.ensure_built(raw)  # a snapshot saved before issue 39 has no mail counters
         return {row["key"]: row["value"] for row in raw.execute("SELECT key, value FROM meta")}
 
     meta: dict[str, str] = await _copy_back(emu, source, reload)

@@ -134,6 +134,8 @@ def migrate_key_named_accounts(raw: sqlite3.Connection, seed: int) -> list[tuple
         _rename_table(raw, table, rowid)
     for old, new in renames:
         _write(raw, _finish(raw, old, new))
+    # Counters kept per account (control/counts.py) are built afresh rather than trusted to the rename.
+    _write(raw, [("DELETE FROM meta WHERE key = 'mail_counts'", ())])
     raw.execute("DROP TABLE temp.account_renames")
     return renames
 

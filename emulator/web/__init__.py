@@ -15,6 +15,7 @@ from emulator.web import (
     actions,
     broadcasts,
     contacts,
+    counting,
     csrf,
     dashboards,
     deliveries,
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 ROUTES: list[BaseRoute] = signin.gated(csrf.guarded([
     *signin.ROUTES, *actions.ROUTES, *views.ROUTES, *deliveries.ROUTES, *dashboards.ROUTES, *logs.ROUTES,
     *inboxes.ROUTES, *unsubscribe.ROUTES, *oauth.ROUTES, *spam.ROUTES, *theme.ROUTES, *contacts.ROUTES,
-    *imports.ROUTES, *broadcasts.ROUTES, *outbound.ROUTES, *labels.ROUTES, *zone.ROUTES,
+    *imports.ROUTES, *broadcasts.ROUTES, *outbound.ROUTES, *labels.ROUTES, *zone.ROUTES, *counting.ROUTES,
 ], under=UI + "/"))
 
 __all__ = ["ROUTES", "install"]

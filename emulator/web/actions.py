@@ -12,7 +12,8 @@ to in a `back` field; only UI paths are followed.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlencode
 
 from starlette.requests import Request
@@ -20,11 +21,12 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from emulator.api.ops import emulator_of
-from emulator.control import deletion, mailsearch, reads, scenarios
+from emulator.control import deletion, mailsearch, reads, scenarios, windows
 from emulator.control.search import index_new_mail
 from emulator.core import errors
 from emulator.core.errors import ApiError
 from emulator.core.events import notify
+from emulator.core.typed import whole_number_or_none
 from emulator.resources.emails import service as emails
 from emulator.web import confirm
 from emulator.web.listing import RECEIVED, SENT, Box, list_where, parse_filters
@@ -32,11 +34,16 @@ from emulator.web.message import message_row
 from emulator.web.render import UI, not_found, page, redirect
 from emulator.web.sessions import session_account, signed_in
 
+if TYPE_CHECKING:
+    from emulator.core.db import Tx
+    from emulator.core.emulator import Emulator
+
 ACTIONS = ("delete", "read", "unread")
 SCOPES = ("selected", "search", "all")
 RESET_REFUSED = ("Signed in with an API key, this browser sees one account and cannot reset the whole"
                  " emulator: every account's mail would go.")
 MAX_SELECTED = 500  # a page shows 50; a form with more ids than this did not come from it
+NOTICE_MAX = 10**8  # more than any one action touches (views.py)
 
 
 async def form_of(request: Request) -> dict[str, list[str]]:
@@ -146,6 +153,25 @@ def _scope_where(box: Box, form: dict[str, list[str]], account: str) -> tuple[st
     return f"account = ? AND id IN ({marks})", [account, *ids], False
 
 
+async def _delete(emu: Emulator, box: Box, form: dict[str, list[str]], account: str, where: reads.Sql,
+                  prepare: Callable[[Tx], Awaitable[None]] | None) -> dict[str, int]:
+    """Delete what the form's button stated (issue 39): `expect` emails, none newer than `upto`. The
+    matches are counted again first; when they are no longer `expect` (mail was read, deleted or
+    changed status meanwhile) nothing is deleted and the notice says so. A form without the two
+    (not the UI's own: a script's) deletes what matches now, as before."""
+    expect = whole_number_or_none(_first(form, "expect"), maximum=NOTICE_MAX)
+    upto = whole_number_or_none(_first(form, "upto"))
+    if _first(form, "scope") == "selected" or expect is None or upto is None:
+        return {"deleted": await deletion.delete_where(emu, _mail(box), account, *where, prepare)}
+    async with emu.transaction(account) as tx:
+        if prepare is not None:
+            await prepare(tx)
+        now, _ = await windows.count(tx, box.table, *where, upto=upto)
+    if now != expect:
+        return {"stale": now or 0, "stated": expect}
+    return {"deleted": await deletion.delete_where(emu, _mail(box), account, *where, prepare, upto)}
+
+
 async def bulk(request: Request) -> Response:
     box = RECEIVED if request.path_params["box"] == RECEIVED.name else SENT
     form = await form_of(request)
@@ -159,8 +185,7 @@ async def bulk(request: Request) -> Response:
         prepare = (index_new_mail if box is SENT else mailsearch.scan_off_loop) if searched else None
         emu = emulator_of(request)
         if action == "delete":
-            count = await deletion.delete_where(emu, _mail(box), account, sql, params, prepare)
-            notice = {"deleted": count}
+            notice = await _delete(emu, box, form, account, (sql, params), prepare)
         else:
             count = await reads.mark_where(emu, box.name, box.table, account, (sql, params),
                                            action == "read", prepare)

@@ -3,7 +3,9 @@
 Pages seek by `seq` (never OFFSET), so the first and the thousandth page cost the same at 100 000
 emails. Both lists take the search language of control/query.py: sent mail over its FTS5 index
 (control/search.py), received mail, a smaller table without an index, by scans (control/mailsearch.py).
-Counts (all mail, a search's matches, unread mail) stop at COUNT_CAP and then read "10000+".
+Counts are exact (issue 39): all mail and unread mail are kept per account (control/counts.py); a
+search's matches are counted in windows of `seq` (control/windows.py `count`), on the page while that
+takes under COUNT_BUDGET, and otherwise by the count route (counting.py) that the page then asks.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-from emulator.control import labels, mailsearch, reads, windows
+from emulator.control import counts, labels, mailsearch, reads, windows
 from emulator.control.outbox import STATUSES, OutboxFilter
 from emulator.control.search import index_new_mail
 from emulator.core.typed import whole_number_or_none
@@ -111,7 +113,8 @@ class ListPage:
     older_url: str | None
     newer_url: str | None
     first_page: bool
-    total: str | None  # all mail, or the search's matches
+    total: int | None = None  # all mail, or the search's matches; None: not counted yet (or no list)
+    upto: int = 0  # the highest `seq` the total counts: an action on "these N" acts on no newer mail
 
 
 def _columns(box: Box) -> str:
@@ -160,28 +163,26 @@ def list_row(box: Box, row: Row, attachments: int = 0) -> dict[str, Any]:
     }
 
 
-COUNT_CAP = reads.COUNT_CAP
-# A search's matches are counted to here: a filter that the index cannot answer (status:, tag:) reads
-# rows, and where one row in ten matches, 1 000 matches already cost 10 000 rows read.
-MATCH_CAP = 1_000
+# A search's matches are counted on the page itself while that takes at most this long (wall time, the
+# loop free throughout); past it the page says "counting…" and asks the count route (counting.py).
+COUNT_BUDGET = 0.1
 
 
-async def _count(tx: Tx, box: Box, filters: Filters) -> str:
-    """How many emails the list holds, or the search matches: a scan, so it stops past its cap."""
+async def count(tx: Tx, box: Box, filters: Filters, budget: float | None = None) -> tuple[int | None, int]:
+    """(how many emails the list holds or the search matches, the highest `seq` counted): kept counts
+    without a filter, a windowed count with one; None for the number when `budget` ran out first."""
+    if not filters.active:
+        top = await tx.one(f"SELECT max(seq) AS seq FROM {box.table} WHERE account = ?", (tx.account,))
+        high = int(top["seq"]) if top and top["seq"] is not None else 0
+        return (await counts.of(tx, box.name)).total, high
     clauses, params = _where(box, filters, tx.account)
-    cap = MATCH_CAP if filters.active else COUNT_CAP
-    where = " AND ".join(clauses)
-    if windows.scans(where):
-        count = len(await windows.rows(tx, box.table, where, params, limit=cap + 1))
-    else:
-        row = await tx.one(f"SELECT count(*) AS n FROM (SELECT 1 FROM {box.table} WHERE {where}"
-                           f" LIMIT {cap + 1})", params)
-        count = int(row["n"]) if row else 0
-    return f"{cap}+" if count > cap else str(count)
+    await prepare_search(tx, box, filters)
+    return await windows.count(tx, box.table, " AND ".join(clauses), params, budget=budget)
 
 
-async def unread(tx: Tx, box: Box) -> str:
-    return await reads.unread_count(tx, box.name, box.table)
+async def totals(tx: Tx, box: Box) -> counts.Counts:
+    """All of the account's mail in this list, and how much of it is unread: kept, never counted."""
+    return await counts.of(tx, box.name)
 
 
 async def list_page(tx: Tx, box: Box, filters: Filters, base_url: str) -> ListPage:
@@ -199,5 +200,7 @@ async def list_page(tx: Tx, box: Box, filters: Filters, base_url: str) -> ListPa
         if has_older and shaped else None
     newer = f"{base_url}?{urlencode(filters.params(newer_than=shaped[0]['seq']))}" if has_newer else None
     whole = filters.older_than is None and filters.newer_than is None and not more
-    count = str(len(shaped)) if whole else await _count(tx, box, filters)  # one page holds them all
-    return ListPage(shaped, older, newer, not has_newer, count)
+    if whole:  # one page holds them all
+        return ListPage(shaped, older, newer, not has_newer, len(shaped), shaped[0]["seq"] if shaped else 0)
+    total, upto = await count(tx, box, filters, COUNT_BUDGET)
+    return ListPage(shaped, older, newer, not has_newer, total, upto)

@@ -21,8 +21,19 @@ from emulator.core.errors import ApiError
 from emulator.core.events import notify
 from emulator.core.typed import whole_number_or_none
 from emulator.web import activity, csrf, sse
+from emulator.web.counting import shown
 from emulator.web.frame import SCHEMES, frame_response
-from emulator.web.listing import RECEIVED, SENT, Box, Filters, ListPage, list_page, parse_filters, unread
+from emulator.web.listing import (
+    RECEIVED,
+    SENT,
+    Box,
+    Filters,
+    ListPage,
+    count,
+    list_page,
+    parse_filters,
+    totals,
+)
 from emulator.web.message import attachment_row, attachments_of, framed_html, message_row, raw_of, view_model
 from emulator.web.render import HERE, UI, UI_HEADERS, not_found, page, render, zone_for
 from emulator.web.sessions import ACCOUNT_COOKIE, account_of, signed_in
@@ -64,7 +75,7 @@ async def _listing(tx: Tx, box: Box, filters: Filters, base: str) -> tuple[ListP
     try:
         return await list_page(tx, box, filters, base), None
     except ApiError as error:
-        return ListPage([], None, None, True, None), error.message
+        return ListPage([], None, None, True), error.message
 
 
 async def _list(request: Request, box: Box) -> Response:
@@ -73,11 +84,14 @@ async def _list(request: Request, box: Box) -> Response:
     async with emulator_of(request).transaction(account_of(request)) as tx:
         listing, search_error = await _listing(tx, box, filters, base)
         chrome = await _chrome(tx, box.name)
-        unread_count = await unread(tx, box)
+        mail = await totals(tx, box)
+        everything = await count(tx, box, Filters()) if filters.active else (mail.total, listing.upto)
     context = {**chrome, "messages": listing.rows, "filters": filters, "statuses": STATUSES,
-               "search_error": search_error, "unread": unread_count, "notice": _notice(request),
+               "search_error": search_error, "unread": mail.unread, "notice": _notice(request),
                "older_url": listing.older_url, "newer_url": listing.newer_url,
-               "first_page": listing.first_page, "total": listing.total,
+               "first_page": listing.first_page, "total": listing.total, "upto": listing.upto,
+               "all_total": everything[0], "all_upto": everything[1],
+               "count_url": f"{UI}/count/{box.name}{filters.query}",
                "live_rows_url": f"{UI}/rows/{box.name}{filters.query}"}
     return _remember_account(request, page(request, "outbox.html", context))
 
@@ -98,17 +112,26 @@ async def rows(request: Request) -> Response:
     filters = parse_filters(request.query_params)
     async with emulator_of(request).transaction(account_of(request)) as tx:
         listing, _ = await _listing(tx, box, filters, request.url.path)
-        unread_count = await unread(tx, box)
+        unread = (await totals(tx, box)).unread
     list_path = f"{UI}/" if box is SENT else RECEIVED.url
     html = render("_rows.html", {"messages": listing.rows, "filters": filters, "path": list_path,
                                   "section": box.name, "csrf": csrf.token(request),
                                   "zone": zone_for(request)})
-    return csrf.keep(request, json_response({"rows": html, "total": listing.total, "unread": unread_count},
-                                            headers=UI_HEADERS))
+    # `total` null: not counted in the page's time; the page asks the count route (counting.py).
+    total = None if listing.total is None else shown(listing.total)
+    return csrf.keep(request, json_response({"rows": html, "total": total, "count": listing.total,
+                                             "upto": listing.upto,
+                                             "unread": shown(unread)}, headers=UI_HEADERS))
 
 
 def _notice(request: Request) -> str | None:
     """What the last action did, from the redirect that ended it (`?deleted=3`)."""
+    query = request.query_params
+    stated = whole_number_or_none(query.get("stated"), maximum=NOTICE_MAX)
+    now = whole_number_or_none(query.get("stale"), maximum=NOTICE_MAX)
+    if stated is not None and now is not None:
+        return (f"Nothing was deleted: the button stated {shown(stated)} but {shown(now)} match now (mail"
+                " changed meanwhile). The count below is fresh; check it and delete again.")
     for name, verb in (("deleted", "Deleted"), ("marked", "Marked")):
         count = whole_number_or_none(request.query_params.get(name), maximum=NOTICE_MAX)
         if count is not None:

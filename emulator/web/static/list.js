@@ -51,6 +51,50 @@
     });
   }
 
+  // Counts are exact (issue 39). A search the page could not count in its own time shows "counting…"
+  // and its "Delete these N results" stays disabled until the count route answers; the form then
+  // carries that number and the newest seq it covers, so the delete acts on exactly what it stated.
+  function plural(count, one, many) { return count === 1 ? one : many; }
+
+  function stateCount(form, count, upto) {
+    if (!form) return;
+    form.querySelector("input[name=expect]").value = String(count);
+    form.querySelector("input[name=upto]").value = String(upto);
+  }
+
+  function showCount(shown, count, upto) {
+    var total = document.getElementById("total");
+    if (total) { total.textContent = shown; total.removeAttribute("data-counting"); }
+    var results = document.getElementById("results");
+    var button = document.getElementById("delete-results");
+    if (results && button) {
+      stateCount(results, count, upto);
+      button.textContent = "Delete these " + shown + plural(count, " result", " results");
+      button.setAttribute("data-confirm", "Delete the " + shown + plural(count, " email", " emails") +
+        " this search finds? Mail arriving from now on and everything else stays.");
+      button.disabled = count === 0;
+    }
+    var all = document.getElementById("delete-all");
+    if (all && body.dataset.filtered !== "true") {
+      stateCount(all, count, upto);
+      var noun = plural(count, " email", " emails");
+      all.querySelector("button").textContent = "Delete all " + shown + noun;
+      all.querySelector("button").disabled = count === 0;
+      all.setAttribute("data-confirm", all.getAttribute("data-confirm").replace(/^Delete all [\d,]+ (\w+) \w+\?/, "Delete all " + shown + " $1" + noun + "?"));
+    }
+  }
+
+  var counting = false;
+  function fetchCount() {
+    if (counting || !body.dataset.countUrl) return;
+    counting = true;
+    fetch(body.dataset.countUrl, { credentials: "same-origin", cache: "no-store" })
+      .then(function (response) { return response.ok ? response.json() : null; })
+      .then(function (data) { if (data) showCount(data.shown, data.total, data.upto); })
+      .catch(function () { /* the next refresh asks again */ })
+      .finally(function () { counting = false; });
+  }
+
   var refreshing = false, again = false;
   ui.refreshRows = function refreshRows() {
     if (body.dataset.firstPage !== "true") {
@@ -71,8 +115,8 @@
         var selectedId = selected ? selected.dataset.id : null;
         // The fragment comes from our own server-side templates (every value escaped there).
         document.getElementById("rows").innerHTML = data.rows;
-        var total = document.getElementById("total");
-        if (total && data.total !== null) total.textContent = data.total;
+        if (data.count !== null && data.count !== undefined) showCount(data.total, data.count, data.upto);
+        else if (body.dataset.filtered === "true") fetchCount();
         rows().forEach(function (r) {
           if (!known[r.dataset.id]) {
             r.classList.add("flash");
@@ -89,5 +133,9 @@
       });
   };
 
-  if (ui.page === "list") setup();
+  if (ui.page === "list") {
+    setup();
+    var pending = document.getElementById("total");
+    if (pending && pending.hasAttribute("data-counting")) fetchCount();
+  }
 }());

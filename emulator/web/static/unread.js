@@ -7,7 +7,7 @@
   var ui = window.EmulatorUI;
   var body = ui.body;
   if (ui.page !== "list") return;
-  var baseTitle = document.title.replace(/^\(\d+\+?\) /, "");
+  var baseTitle = document.title.replace(/^\([\d,]+\) /, "");
   var button = document.getElementById("notify");
   var known = {};
 
