@@ -13,18 +13,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import multiprocessing
 import statistics
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from multiprocessing.connection import Connection
+from contextlib import AbstractContextManager
 from typing import Any
 
 import aiohttp
 from aiohttp import web
 
 from benchmarks import targets
+from benchmarks.child_app import served
 from emulator.app import create_app
 from emulator.core.config import DEFAULT_ACCOUNT, Settings
 from emulator.core.events import emit
@@ -54,33 +52,18 @@ class Arrivals:
         return web.json_response({})
 
 
-def _serve(conn: Connection) -> None:
-    async def serve() -> None:
-        arrivals = Arrivals()
-        app = web.Application()
-        app.router.add_post("/hooks", arrivals.handle)
-        app.router.add_get("/arrivals", arrivals.report)
-        app.router.add_post("/clear", arrivals.clear)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        conn.send(runner.addresses[0][1])
-        await asyncio.Event().wait()
-
-    asyncio.run(serve())
+def _receiver_app() -> web.Application:
+    arrivals = Arrivals()
+    app = web.Application()
+    app.router.add_post("/hooks", arrivals.handle)
+    app.router.add_get("/arrivals", arrivals.report)
+    app.router.add_post("/clear", arrivals.clear)
+    return app
 
 
-@contextmanager
-def receiver() -> Iterator[str]:
+def receiver() -> AbstractContextManager[str]:
     """A receiver in its own process, as a user's app would be: it shares no GIL with the emulator."""
-    parent, child = multiprocessing.Pipe()
-    process = multiprocessing.Process(target=_serve, args=(child,), daemon=True)
-    process.start()
-    try:
-        yield f"http://127.0.0.1:{parent.recv()}"
-    finally:
-        process.terminate()
-        process.join(5)
+    return served(_receiver_app)
 
 
 async def _arrivals(session: aiohttp.ClientSession, base: str, count: int) -> dict[int, float]:

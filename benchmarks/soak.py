@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import multiprocessing
 import os
 import re
 import smtplib
@@ -30,12 +29,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from email.message import EmailMessage
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 from aiohttp import web
+
+from benchmarks.child_app import served
 
 KEY = "re_emulator_default_key"
 RECEIVER_DELAY = 0.2
@@ -113,42 +113,23 @@ class Soak:
 
 # ---- the slow receiver (its own process, as a user's app would be) ----------------------------------
 
-def _serve_receiver(conn: Connection) -> None:
-    async def serve() -> None:
-        calls = 0
+def _slow_receiver_app() -> web.Application:
+    calls = 0
 
-        async def hook(request: web.Request) -> web.Response:
-            nonlocal calls
-            calls += 1
-            await request.read()
-            await asyncio.sleep(RECEIVER_DELAY)
-            return web.Response(status=500 if calls % RECEIVER_FAIL_EVERY == 0 else 200)
+    async def hook(request: web.Request) -> web.Response:
+        nonlocal calls
+        calls += 1
+        await request.read()
+        await asyncio.sleep(RECEIVER_DELAY)
+        return web.Response(status=500 if calls % RECEIVER_FAIL_EVERY == 0 else 200)
 
-        async def count(request: web.Request) -> web.Response:
-            return web.json_response({"calls": calls})
+    async def count(request: web.Request) -> web.Response:
+        return web.json_response({"calls": calls})
 
-        app = web.Application()
-        app.router.add_post("/hook", hook)
-        app.router.add_get("/count", count)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        conn.send(runner.addresses[0][1])
-        await asyncio.Event().wait()
-
-    asyncio.run(serve())
-
-
-@contextmanager
-def slow_receiver() -> Iterator[str]:
-    parent, child = multiprocessing.Pipe()
-    process = multiprocessing.Process(target=_serve_receiver, args=(child,), daemon=True)
-    process.start()
-    try:
-        yield f"http://127.0.0.1:{parent.recv()}"
-    finally:
-        process.terminate()
-        process.join(5)
+    app = web.Application()
+    app.router.add_post("/hook", hook)
+    app.router.add_get("/count", count)
+    return app
 
 
 # ---- the emulator, as a team host starts it -----------------------------------------------------------
@@ -259,8 +240,9 @@ class Load:
                 await self.get(session, "ui", "/_emulator/ui/")
 
             async def message_page() -> None:
+                # The newest, as QA open what just arrived (an older one may be pruned by then: a 404).
                 if self.sent_ids:
-                    await self.get(session, "message", f"/_emulator/ui/messages/{self.sent_ids[0]}")
+                    await self.get(session, "message", f"/_emulator/ui/messages/{self.sent_ids[-1]}")
 
             async def search() -> None:
                 await self.get(session, "search", f"/_emulator/outbox?q=Soak+{self.count // 2}&limit=20")
@@ -306,7 +288,7 @@ class Load:
 def run(seconds: float, max_emails: int = 3000, max_age: str = "10m", extra: list[str] | None = None,
         progress: bool = False) -> Soak:
     soak = Soak(seconds, max_emails)
-    with tempfile.TemporaryDirectory(prefix="soak-") as directory, slow_receiver() as receiver, \
+    with tempfile.TemporaryDirectory(prefix="soak-") as directory, served(_slow_receiver_app) as receiver, \
             emulator(Path(directory), max_emails, max_age, extra) as host:
         load = Load(host, receiver, soak)
         load.progress = progress

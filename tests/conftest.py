@@ -186,14 +186,29 @@ def browser() -> Iterator[Browser]:
 SCREENS = [{"width": 1280, "height": 800}, {"width": 390, "height": 844}]
 
 
-@pytest.fixture(params=SCREENS, ids=["desktop", "phone"])
-def screen_page(request: pytest.FixtureRequest, browser: Browser) -> Iterator[Page]:
-    """A fresh page at 1280×800 and at 390×844; `confirm()` dialogs are accepted, as a user would."""
-    context = browser.new_context(viewport=request.param)
+# Issue 39's checks also run on a tablet, where a list has the least room for its columns.
+THREE_SCREENS = [SCREENS[0], {"width": 768, "height": 1024}, SCREENS[1]]
+THREE_IDS = ["desktop", "tablet", "phone"]
+
+
+def _fresh_page(browser: Browser, viewport: dict[str, int]) -> Iterator[Page]:
+    context = browser.new_context(viewport=viewport)  # type: ignore[arg-type]
     opened = context.new_page()
     opened.on("dialog", lambda dialog: dialog.accept())
     yield opened
     context.close()
+
+
+@pytest.fixture(params=SCREENS, ids=["desktop", "phone"])
+def screen_page(request: pytest.FixtureRequest, browser: Browser) -> Iterator[Page]:
+    """A fresh page at 1280×800 and at 390×844; `confirm()` dialogs are accepted, as a user would."""
+    yield from _fresh_page(browser, request.param)
+
+
+@pytest.fixture(params=THREE_SCREENS, ids=THREE_IDS)
+def three_screen_page(request: pytest.FixtureRequest, browser: Browser) -> Iterator[Page]:
+    """The same at 1280×800, 768×1024 and 390×844."""
+    yield from _fresh_page(browser, request.param)
 
 
 @pytest.fixture

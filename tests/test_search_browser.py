@@ -1,6 +1,6 @@
-"""The search language in a real Chromium, desktop (1280×800) and phone (390×844): one language for the
-outbox, received mail and inbox threads; negation, OR, match counts, and an inline sentence for a wrong
-query. Also: an inbox thread is read once opened."""
+"""The search language in a real Chromium, desktop (1280×800), tablet (768×1024) and phone (390×844): one
+language for the outbox, received mail and inbox threads; negation, OR, match counts, and an inline
+sentence for a wrong query. Also: an inbox thread is read once opened."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ UI = "/_emulator/ui"
 
 
 @pytest.fixture
-def page(screen_page: Page, api: httpx.Client) -> Page:
-    return screen_page
+def page(three_screen_page: Page, api: httpx.Client) -> Page:
+    return three_screen_page
 
 
 def search(page: Page, text: str) -> None:

@@ -1,6 +1,6 @@
-"""Issue 39 item 9 in a real Chromium at 1280×800 and 390×844: Replay, Send now and Cancel ask first and
-act only when confirmed (Keep does nothing); "Mark all N read" and, for a search, "Mark these N unread"
-state the number they act on and act on exactly that."""
+"""Issue 39 item 9 in a real Chromium at 1280×800, 768×1024 and 390×844: Replay, Send now and Cancel ask
+first and act only when confirmed (Keep does nothing); "Mark all N read" and, for a search, "Mark these N
+unread" state the number they act on and act on exactly that."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ UI = "/_emulator/ui"
 
 
 @pytest.fixture
-def page(screen_page: Page, api: httpx.Client) -> Page:
-    return screen_page
+def page(three_screen_page: Page, api: httpx.Client) -> Page:
+    return three_screen_page
 
 
 def send(api: httpx.Client, subject: str, **fields: Any) -> str:

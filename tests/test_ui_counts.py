@@ -21,7 +21,7 @@ from emulator.control import counts, deletion, reads, retention
 from emulator.core.emulator import Emulator
 from emulator.testing import EmulatorServer
 from emulator.web import listing
-from tests.conftest import AUTH, make_settings
+from tests.conftest import AUTH, THREE_IDS, THREE_SCREENS, make_settings
 from tests.ui_helpers import running_server
 
 UI = "/_emulator/ui"
@@ -312,9 +312,9 @@ def test_results_that_changed_since_counted_are_not_deleted(client: TestClient) 
 
 # ---- in Chromium -------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def desk(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
+@pytest.fixture(scope="module", params=THREE_SCREENS, ids=THREE_IDS)
+def desk(request: pytest.FixtureRequest, browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport=request.param)
     page = context.new_page()
     page.on("dialog", lambda dialog: dialog.accept())
     yield page

@@ -1,7 +1,8 @@
-"""The preview survives the email and shows it as clients will, in a real Chromium at 1280×800 and 390×844:
-Forced dark (a simulated inversion) beside the dark-aware Dark mode, a meta refresh or a replacing link or a
-form leaving the preview in place and listed by the Checks tab, the jumped-to source line marked, and the
-frames of an inbox thread as tall as their messages with nothing logged to the console."""
+"""The preview survives the email and shows it as clients will, in a real Chromium at 1280×800, 768×1024 and
+390×844: Forced dark (a simulated inversion) beside the dark-aware Dark mode, a meta refresh or a
+replacing link or a form leaving the preview in place and listed by the Checks tab, the jumped-to source
+line marked, and the frames of an inbox thread as tall as their messages with nothing logged to the
+console."""
 
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ pytestmark = BROWSER
 UI = "/_emulator/ui"
 DESKTOP: ViewportSize = {"width": 1280, "height": 800}
 PHONE: ViewportSize = {"width": 390, "height": 844}
-SIZES = [pytest.param(DESKTOP, id="desktop"), pytest.param(PHONE, id="phone")]
+TABLET: ViewportSize = {"width": 768, "height": 1024}
+SIZES = [pytest.param(DESKTOP, id="desktop"), pytest.param(TABLET, id="tablet"),
+         pytest.param(PHONE, id="phone")]
 
 
 def png(width: int, height: int, pixel: Callable[[int, int], tuple[int, int, int, int]]) -> bytes:

@@ -1,7 +1,7 @@
-"""The time-zone setting (issue 39 item 9) in a real Chromium at 1280×800 and 390×844: a chosen IANA zone
-shows a known UTC time (the frozen clock's 09:00:00 UTC) at +09:00 on every page and survives a reload;
-"Browser zone" follows the browser's own zone (Playwright's timezone_id), and without JavaScript falls back
-to UTC and says so; an unknown zone changes nothing and says why."""
+"""The time-zone setting (issue 39 item 9) in a real Chromium at 1280×800, 768×1024 and 390×844: a chosen
+IANA zone shows a known UTC time (the frozen clock's 09:00:00 UTC) at +09:00 on every page and survives a
+reload; "Browser zone" follows the browser's own zone (Playwright's timezone_id), and without JavaScript
+falls back to UTC and says so; an unknown zone changes nothing and says why."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from emulator.testing import EmulatorServer
-from tests.conftest import SCREENS
+from tests.conftest import THREE_IDS, THREE_SCREENS
 from tests.ui_helpers import BROWSER
 from tests.webhooks_helpers import Receiver
 
@@ -22,7 +22,7 @@ TOKYO = "2026-05-14 18:00:00"  # the frozen clock's 2026-05-14 09:00:00 UTC
 SAO_PAULO = "2026-05-14 06:00:00"  # UTC-03:00, no daylight saving since 2019
 
 
-@pytest.fixture(params=SCREENS, ids=["desktop", "phone"])
+@pytest.fixture(params=THREE_SCREENS, ids=THREE_IDS)
 def viewport(request: pytest.FixtureRequest) -> dict[str, int]:
     return dict(request.param)
 
