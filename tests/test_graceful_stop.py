@@ -357,10 +357,11 @@ def stop_with_deliveries_under_way(db: Path, receiver: SlowReceiver, count: int,
     duplicates = {email_id: n - first + 1 for email_id, n in receiver.arrived.items() if n > first}
     assert sorted(receiver.answered) == sorted(emails), f"duplicates: {duplicates}"
     assert {event["status"] for event in events} == {"success"}, (events, f"duplicates: {duplicates}")
-    # An attempt the stop cut short is in the delivery's history, so a duplicate has its explanation.
+    # An attempt the stop cut short is in the delivery's history, so a duplicate has its explanation. Not
+    # every interrupted attempt makes one: a POST cut short before the receiver read it arrives only once.
     interrupted = [event_id for event_id, listed in attempts.items()
                    if any(item["response"].startswith("Interrupted") for item in listed["data"])]
-    assert len(interrupted) == len(duplicates) > 0, (f"duplicates: {duplicates}", attempts)
+    assert 0 < len(duplicates) <= len(interrupted), (f"duplicates: {duplicates}", attempts)
 
 
 def test_an_open_live_ui_stream_and_an_outbox_long_poll_do_not_hold_the_stop(tmp_path: Path) -> None:

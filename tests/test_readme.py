@@ -214,7 +214,7 @@ def test_the_readme_has_the_examples_a_newcomer_needs() -> None:
     lines = [line for _, body in EXAMPLES for line in commands(body)]
     for needed in ("make run", "make test", ".venv/bin/pip install resend",
                    "npm install resend", f"pip install {CLONE_PLACEHOLDER}",
-                   "sudo apt-get install -y chromium spamassassin"):
+                   "sudo apt-get install -y chromium spamassassin apache2-utils"):
         assert needed in lines, needed
     assert "Python 3.11 or newer" in README
     assert any(is_node_send(lang, body) for lang, body in BLOCKS)

@@ -226,6 +226,7 @@ CONTROL_BODIES = [
     ("/_emulator/domains/{domain_id}/verification", {"status": "failed"}, "status"),
     ("/_emulator/inbound", {"from": "a@b.dev", "to": "x@in.acme.dev", "count": 1}, "count"),
     ("/_emulator/inbound", {"from": "a@b.dev", "to": 5}, "to"),
+    ("/_emulator/outbox/{email_id}/labels", {"label": 5}, "label"),
     *[(route, {"read": True}, "read") for route in (
         "/_emulator/outbox/read", "/_emulator/outbox/unread", "/_emulator/received/read",
         "/_emulator/received/unread", "/_emulator/outbox/{email_id}/read",

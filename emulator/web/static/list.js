@@ -69,7 +69,7 @@
     var button = document.getElementById("delete-results");
     if (results && button) {
       stateCount(results, count, upto);
-      button.textContent = "Delete these " + shown + plural(count, " result", " results");
+      button.textContent = "Delete " + plural(count, "the ", "these ") + shown + plural(count, " result", " results");
       button.setAttribute("data-confirm", "Delete the " + shown + plural(count, " email", " emails") +
         " this search finds? Mail arriving from now on and everything else stays.");
       button.disabled = count === 0;
