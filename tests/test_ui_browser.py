@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterator
 from email import policy
 from pathlib import Path
+from typing import Literal
 
 import httpx
 import pytest
@@ -344,6 +345,27 @@ def test_screenshots(browser: Browser, server: EmulatorServer, api: httpx.Client
         expect(frame.locator("body")).to_have_css("background-color", "rgb(23, 24, 27)")
         expect(frame.locator("img")).to_have_js_property("naturalWidth", 40)
         page.screenshot(path=str(screenshots / f"message-dark-preview-{name}.png"))
+        page.locator("#forced-dark-preview").click()
+        expect(page.locator("#forced-note")).to_be_visible()
+        page.screenshot(path=str(screenshots / f"message-forced-dark-{name}.png"))
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize(("name", "viewport", "scheme"), [("tablet", {"width": 768, "height": 1024}, "light"),
+                                                          ("dark-desktop", DESKTOP, "dark")])
+def test_screenshots_of_the_outbox_on_a_tablet_and_in_the_dark_theme(
+        browser: Browser, server: EmulatorServer, api: httpx.Client, name: str, viewport: ViewportSize,
+        scheme: Literal["light", "dark"], tmp_path: Path) -> None:
+    screenshots = Path(SCREENSHOTS_DIR) if SCREENSHOTS_DIR else tmp_path
+    _sample_mailbox(api)
+    context = browser.new_context(viewport=viewport, device_scale_factor=1, color_scheme=scheme)
+    page = context.new_page()
+    try:
+        open_outbox(page, server)
+        expect(page.locator("#rows tr.row")).to_have_count(5)
+        screenshots.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(screenshots / f"outbox-{name}.png"))
     finally:
         context.close()
 
