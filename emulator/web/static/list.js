@@ -95,18 +95,30 @@
       .finally(function () { counting = false; });
   }
 
-  var refreshing = false, again = false;
+  var refreshing = false, again = false, pressed = false;
+  // Rows replaced between a press and its release would swallow the click: a refresh waits for the release.
+  document.addEventListener("pointerdown", function (event) {
+    pressed = Boolean(event.target.closest && event.target.closest("#rows"));
+  }, true);
+  function released() {
+    if (!pressed) return;
+    pressed = false;
+    if (again && !refreshing) { again = false; setTimeout(ui.refreshRows, 0); }
+  }
+  document.addEventListener("pointerup", released, true);
+  document.addEventListener("pointercancel", released, true);
   ui.refreshRows = function refreshRows() {
     if (body.dataset.firstPage !== "true") {
       document.getElementById("fresh").hidden = false;
       return;
     }
-    if (refreshing) { again = true; return; }
+    if (refreshing || pressed) { again = true; return; }
     refreshing = true;
     fetch(body.dataset.liveRows, { credentials: "same-origin", cache: "no-store" })
       .then(function (response) { return response.ok ? response.json() : null; })
       .then(function (data) {
         if (!data) return;
+        if (pressed) { again = true; return; }  // pressed while the fetch ran: after the release
         // Read what is shown and highlighted now, not when the fetch began: a key pressed meanwhile
         // (j, k) moved the highlight, and restoring the older one would undo it.
         var known = {};
