@@ -12,6 +12,7 @@ from playwright.sync_api import Browser, Page, Route, expect
 
 from emulator.testing import EmulatorServer
 from emulator.web import sse
+from tests.conftest import THREE_IDS, THREE_SCREENS
 from tests.ui_helpers import BROWSER
 
 pytestmark = BROWSER
@@ -32,9 +33,10 @@ def short_streams(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sse, "STREAM_SECONDS", 1.5)
 
 
-@pytest.fixture
-def page(browser: Browser, server: EmulatorServer, short_streams: None) -> Iterator[Page]:
-    opened = browser.new_page(viewport={"width": 1280, "height": 800})
+@pytest.fixture(params=THREE_SCREENS, ids=THREE_IDS)
+def page(request: pytest.FixtureRequest, browser: Browser, server: EmulatorServer,
+         short_streams: None) -> Iterator[Page]:
+    opened = browser.new_page(viewport=request.param)
     streams: list[float] = []
     opened.on("request", lambda request: streams.append(time.time()) if "/events" in request.url else None)
     opened.goto(f"{server.url}{UI}/")

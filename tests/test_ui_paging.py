@@ -1,7 +1,7 @@
 """The Logs and Webhooks pages at 100 000 rows each (issue 39 item 8): keyset pages ≤ 200 KB of HTML,
 filters that combine and survive paging, walking every page returns each row once in order, and a bad
-filter value gets a sentence, never a 500. Rows are seeded by SQL into a file database between two
-runs of a real server."""
+filter value gets a sentence, never a 500; a person filters and pages both in Chromium at three sizes. Rows
+are seeded by SQL into a file database between two runs of a real server."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from playwright.sync_api import Browser, expect
 
 from emulator.testing import EmulatorServer
-from tests.conftest import AUTH, make_settings
+from tests.conftest import AUTH, THREE_IDS, THREE_SCREENS, make_settings
 
 UI = "/_emulator/ui"
 ROWS = 100_000
@@ -156,3 +157,36 @@ def test_bad_delivery_filters_say_why(ui: httpx.Client) -> None:
         assert response.status_code == 200 and sentence in response.text, params
     empty = ui.get(f"{UI}/webhooks", params={"type": "domain.created"})
     assert "No deliveries match these filters." in empty.text
+
+
+# ---- in Chromium, as a person pages them ------------------------------------------------------------
+
+@pytest.mark.browser
+@pytest.mark.parametrize("viewport", THREE_SCREENS, ids=THREE_IDS)
+def test_a_person_filters_and_pages_the_logs_and_the_deliveries(ui: httpx.Client, browser: Browser,
+                                                                viewport: dict[str, int]) -> None:
+    context = browser.new_context(viewport=viewport)  # type: ignore[arg-type]
+    page = context.new_page()
+    base = str(ui.base_url).rstrip("/")
+    try:
+        page.goto(f"{base}{UI}/logs")
+        page.fill("#log-status", "5xx")
+        page.fill("#log-path", "/emails/{id}/cancel")
+        page.press("#log-path", "Enter")
+        expect(page).to_have_url(re.compile(r"status=5xx"))
+        matching = [n + 1 for n in range(ROWS - 1, -1, -1) if n % 5 == 3 and n % 4 == 3]
+        assert _seqs(page.content(), "logs") == matching[:50]
+        page.locator("#older").click()
+        expect(page).to_have_url(re.compile(r"status=5xx"))
+        assert _seqs(page.content(), "logs") == matching[50:100]  # the next 50, the filters kept
+
+        page.goto(f"{base}{UI}/webhooks")
+        page.select_option("#delivery-status-filter", "failed")  # submits itself (data-autosubmit)
+        expect(page).to_have_url(re.compile(r"status=failed"))
+        failed = [n for n in range(ROWS - 1, -1, -1) if n % 4 == 1]
+        assert _seqs(page.content(), "webhooks") == failed[:50]
+        page.locator("#older").click()
+        expect(page).to_have_url(re.compile(r"status=failed"))
+        assert _seqs(page.content(), "webhooks") == failed[50:100]
+    finally:
+        context.close()
