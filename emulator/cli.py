@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import difflib
 import gc
 import os
 import signal
@@ -12,17 +11,16 @@ import socket
 import sys
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
 from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from emulator import __version__, preflight
 from emulator.banner import print_banner
-from emulator.core import clock
-from emulator.core.clock import parse_iso
+from emulator.core.bundled import scenario_names
 from emulator.core.config import Settings, StartupError
 from emulator.core.net import bind, is_loopback
 from emulator.core.stdout import JSON, LOG_FORMATS, TEXT, event, log_as_json
+from emulator.flags import Formatter, Parser, duration, port_number, spamd, timestamp
 
 if TYPE_CHECKING:
     import ssl
@@ -39,89 +37,15 @@ def _flag(value: str) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
-def _timestamp(value: str) -> datetime:
-    try:
-        at = parse_iso(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an ISO 8601 timestamp: {value!r}") from None
-    try:
-        return clock.check(at)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def _duration(value: str) -> float:
-    """`90`, `90s`, `15m`, `24h`, `7d` → seconds."""
-    text = value.strip().lower()
-    factor = DURATION_UNITS.get(text[-1:], 0)
-    number = text[:-1] if factor else text
-    try:
-        seconds = float(number) * (factor or 1)
-    except ValueError:
-        seconds = -1.0
-    if not 0 <= seconds <= 100 * 365 * 86400:  # nan fails this too
-        raise argparse.ArgumentTypeError(f"not a duration (like 3600, 90m, 24h or 7d): {value!r}")
-    return seconds
-
-
-def _spamd(value: str) -> str:
-    from emulator.control.qa.spam import parse_address
-
-    try:
-        return parse_address(value).address
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def bundled_scenarios() -> list[str]:
-    from emulator.control.scenarios import FIXTURES
-
-    return sorted(path.stem for path in FIXTURES.glob("*.json"))
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse with its usage errors on one line, like every other start-up error (exit status 2), and
-    a "did you mean" for a mistyped flag (Python 3.12's suggest_on_error covers choices only, and 3.11
-    has none)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
-
-    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
-                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
-        parsed, extras = self.parse_known_args(args, namespace)
-        if extras:
-            self.error(f"unrecognized arguments: {' '.join(extras)}{self.suggestions(extras)}")
-        return parsed
-
-    def suggestions(self, extras: Sequence[str]) -> str:
-        # Compared without their dashes, which every flag shares and would make any two look alike.
-        known = {flag.lstrip("-"): flag for action in self._actions for flag in action.option_strings}
-        typos = [word.split("=", 1)[0] for word in extras if word[:1] == "-"]
-        pairs = [(typed, known[close[0]]) for typed in typos
-                 if (close := difflib.get_close_matches(typed.lstrip("-"), known, n=1, cutoff=0.6))]
-        if len(pairs) == 1:
-            return f"; did you mean {pairs[0][1]}?"
-        named = ", ".join(f"{flag} (for {typed})" for typed, flag in pairs)
-        return f"; did you mean {named}?" if pairs else ""
-
-
-def _port(value: str) -> int:
-    try:
-        port = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid port: {value!r} (a number from 0 to 65535)") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"invalid port: {port} (a number from 0 to 65535)")
-    return port
+    # From the folder, not the seeding code: that imports Starlette and most resource groups, and
+    # `--help` or a wrong flag should not wait for them.
+    return scenario_names()
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
-        prog="resend-emulator",
+        prog="resend-emulator", formatter_class=Formatter,
         description="A local, stateful emulator of the Resend email API. Every flag can also be set"
                     f" with an environment variable {ENV_PREFIX}<NAME> (shown for each flag).",
         epilog="Output: a banner with the URL, SMTP ports and API key, then errors only. HTTP requests"
@@ -146,11 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     option("--host", "HOST", "interface to listen on (default 127.0.0.1)", default="127.0.0.1")
     option("--port", "PORT", "HTTP port (default 2580; 0 picks a free port and prints it)",
-           type=_port, default=2580)
+           type=port_number, default=2580)
     option("--smtp-port", "SMTP_PORT", "SMTP submission port with STARTTLS (default 2587; 0 = free port)",
-           type=_port, default=2587)
+           type=port_number, default=2587)
     option("--smtps-port", "SMTPS_PORT", "SMTP port with implicit TLS (default 2465; 0 = free port)",
-           type=_port, default=2465)
+           type=port_number, default=2465)
     option("--no-smtp", "NO_SMTP", "do not start the SMTP servers", action="store_true")
     option("--smtp-auth-plaintext", "SMTP_AUTH_PLAINTEXT",
            "test switch: offer SMTP AUTH before TLS (the real relay never does)", action="store_true")
@@ -169,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     option("--clock", "CLOCK", "clock mode: real (default) or frozen (moves only when told)",
            choices=["real", "frozen"], default="real")
     option("--clock-start", "CLOCK_START", "ISO 8601 time the clock starts at (default: now, or"
-           " 2026-01-01T00:00:00Z when frozen)", type=_timestamp)
+           " 2026-01-01T00:00:00Z when frozen)", type=timestamp)
     option("--strict-domains", "STRICT_DOMAINS", "apply the real sending rules: `from` must be on a"
            " verified domain of the account (default: any `from` domain is accepted)",
            action="store_true")
@@ -195,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     option("--max-emails", "MAX_EMAILS", "keep at most N sent and N received emails, pruning the oldest"
            " with their attachments, events and webhook messages (default 0: no limit)", type=int, default=0)
     option("--max-age", "MAX_AGE", "drop mail and request-log rows older than this on the emulator clock:"
-           " seconds, or a number with s/m/h/d (e.g. 24h; default: keep everything)", type=_duration,
+           " seconds, or a number with s/m/h/d (e.g. 24h; default: keep everything)", type=duration,
            default=0.0)
     option("--quiet", "QUIET", "log nothing but errors (the start-up banner still prints)",
            action="store_true")
@@ -206,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
            " (method, route template as path, status, duration_ms, account; with or without -v, none"
            " with --quiet), errors and the stop", choices=list(LOG_FORMATS), default=TEXT)
     option("--spamassassin", "SPAMASSASSIN", "a running spamd whose score and rules the Checks tab and"
-           " /_emulator/outbox/{id}/qa show (default: no spam check)", type=_spamd, metavar="HOST:PORT")
+           " /_emulator/outbox/{id}/qa show (default: no spam check)", type=spamd, metavar="HOST:PORT")
     add("--allowed-host", action="append", default=None, metavar="NAME",
         help="also answer requests whose Host is NAME (repeatable; `*` for any), e.g. a container's"
              " service name; by default only the bound host and loopback names"
@@ -263,6 +187,9 @@ def parse_settings(argv: Sequence[str] | None = None) -> Settings:
 async def serve(settings: Settings, sock: socket.socket,
                 smtp_sockets: dict[str, socket.socket] | None = None) -> list[int]:
     """Serve until SIGINT or SIGTERM; return the signals that stopped it (for `main` to re-raise)."""
+    from emulator.core.uvicorn_light import import_server_only
+
+    import_server_only()  # uvicorn without its command line (click, watchfiles): ~10 ms of the start
     import uvicorn
 
     from emulator.app import create_app
@@ -390,9 +317,11 @@ def tune_for_serving() -> None:
 
     Requests allocate many short-lived objects and build few cycles, so the youngest generation is
     collected less eagerly (default: every 700 allocations), and what start-up made is frozen out of
-    the full passes that would otherwise stall requests."""
+    the full passes that would otherwise stall requests. The collector, off during the start (`main`),
+    is on again from here."""
     gc.freeze()
     gc.set_threshold(20_000, 20, 20)
+    gc.enable()
 
 
 def run_loop(main_coroutine: Coroutine[Any, Any, T]) -> T:
@@ -405,6 +334,18 @@ def run_loop(main_coroutine: Coroutine[Any, Any, T]) -> T:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    # No garbage collection while the start imports ~400 modules and builds the app: those passes find
+    # nothing to free and were ~15 ms of CPU before the first answer (issue 40). On again when ready.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        start(argv)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def start(argv: Sequence[str] | None) -> None:
     settings = parse_settings(argv)
     sockets: list[socket.socket] = []
     lock: int | None = None

@@ -49,6 +49,7 @@ from emulator.api.auth import (
 from emulator.api.ops import emulator_of, json_response
 from emulator.control.base import PREFIX, body_of
 from emulator.control.fields import OBJECT, STRING, Spec
+from emulator.core.bundled import FIXTURES, scenario_names
 from emulator.core.config import DEFAULT_ACCOUNT, StartupError
 from emulator.core.errors import ApiError, invalid
 from emulator.resources import api_keys, contacts
@@ -63,14 +64,6 @@ if TYPE_CHECKING:
     from emulator.core.emulator import Emulator
 
 
-def _fixtures() -> Path:
-    """`fixtures/` of a source checkout, else the copy a wheel installs as `emulator/fixtures/`."""
-    package = Path(__file__).resolve().parent.parent
-    checkout = package.parent / "fixtures"
-    return checkout if checkout.is_dir() else package / "fixtures"
-
-
-FIXTURES = _fixtures()
 KINDS = ("api_keys", "domains", "templates", "webhooks", "contact_properties", "segments", "audiences",
          "topics", "contacts", "emails", "demo")
 PLANNED = {"broadcasts"}
@@ -85,7 +78,7 @@ def read(source: str | Path) -> dict[str, Any]:
     if not path.suffix and not path.exists():
         path = FIXTURES / f"{source}.json"
     if not path.is_file():
-        bundled = ", ".join(sorted(p.stem for p in FIXTURES.glob("*.json")))
+        bundled = ", ".join(scenario_names())
         raise invalid(f"No scenario `{source}` (bundled: {bundled}).")
     try:
         scenario = json.loads(path.read_text(encoding="utf-8"))

@@ -21,9 +21,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any, cast
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from emulator.core.uvicorn_light import import_server_only
 
-from emulator.core.net import Requests
+import_server_only()  # before uvicorn's first import, which would otherwise run its package __init__
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol  # noqa: E402
+
+from emulator.core.net import Requests  # noqa: E402
 
 # Past this many bytes waiting, a write goes out at once: streamed bodies keep uvloop's flow control.
 JOIN_LIMIT = 64 * 1024

@@ -337,6 +337,6 @@ def _pick_ports(ports: dict[str, int]) -> tuple[int | None, int | None]:
 
 def fixtures_dir() -> Path:
     """The directory of the bundled seed scenarios (`fixtures/*.json`)."""
-    from emulator.control.scenarios import FIXTURES
+    from emulator.core.bundled import FIXTURES
 
     return FIXTURES

@@ -10,61 +10,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import socket
 import ssl
-import sys
-import threading
 from collections.abc import Callable
 from typing import Any
 
-GRACE_SECONDS = 5.0
+from emulator.core.uvicorn_light import import_server_only
 
+# Before `import uvicorn`: the package module without its command line (emulator/core/uvicorn_light.py).
+import_server_only()
 
-def _import_uvicorn_without_cli() -> None:
-    """Import uvicorn's server and config, not yet its command line and reloaders.
-
-    uvicorn's package `__init__` imports its `main` module, and with it click, multiprocessing and
-    watchfiles: ~15 ms of a test session's start (issue 28) for parts a server in a thread never runs.
-    So the package module is made without running its `__init__`, the server's own modules are
-    imported into it, and the first name asked of it that they did not provide (`uvicorn.run`,
-    `uvicorn.main`, `__version__`, ...) runs the `__init__` then, as a plain import would have: code of
-    the test suite's own that uses uvicorn sees the whole package.
-    """
-    if "uvicorn" in sys.modules:
-        return
-    spec = importlib.util.find_spec("uvicorn")
-    if spec is None or spec.loader is None:
-        return  # not installed: the import below says so
-    loader = spec.loader
-    package = importlib.util.module_from_spec(spec)
-    lock = threading.Lock()
-
-    def complete(name: str) -> Any:  # PEP 562: called only for names the module does not hold
-        with lock:
-            if package.__dict__.pop("__getattr__", None) is not None:
-                loader.exec_module(package)
-        return getattr(package, name)
-
-    # In place before the module is visible: another thread that imports uvicorn meanwhile gets it whole.
-    vars(package)["__getattr__"] = complete
-    sys.modules["uvicorn"] = package
-    try:
-        from uvicorn.config import Config
-        from uvicorn.server import Server
-    except BaseException:
-        del sys.modules["uvicorn"]
-        raise
-    # Config and Server: the names uvicorn's own modules import from the package.
-    vars(package).update(Config=Config, Server=Server)
-
-
-_import_uvicorn_without_cli()
-
-import uvicorn  # noqa: E402  (after the function above has made the package module)
+import uvicorn  # noqa: E402  (after the package module is made)
 
 from emulator.core.draining import drain  # noqa: E402
 from emulator.core.wire import WholeResponses  # noqa: E402  (imports uvicorn's protocol modules)
+
+GRACE_SECONDS = 5.0
 
 
 class ThreadServer(uvicorn.Server):
