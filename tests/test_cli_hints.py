@@ -99,3 +99,27 @@ def test_refusals_stop_being_logged_after_twenty_distinct_keys_and_quiet_logs_no
     with emulator("--quiet") as (url, quiet):
         refuse(url, "re_wrong_0001")
     assert quiet == []
+
+
+def test_help_names_every_bundled_scenario_without_loading_the_app() -> None:
+    # Issue 40: the names come from the fixtures folder, so `--help` and a usage error start fast.
+    code = ("import sys; from emulator.cli import build_parser; text = build_parser().format_help();"
+            " print(sorted(m for m in ('starlette', 'emulator.app', 'emulator.control.scenarios', 'shutil')"
+            " if m in sys.modules)); print(text)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    loaded, _, text = result.stdout.partition("\n")
+    assert loaded == "[]"
+    assert "a bundled scenario (basic, demo, empty)" in " ".join(text.split())
+
+
+def test_the_command_line_server_runs_without_uvicorns_command_line_package() -> None:
+    # Issue 40: click, watchfiles and uvicorn's reloaders are never run by the emulator; not imported.
+    code = ("import sys, os\n"
+            "from emulator import cli\n"
+            "def probe(emu):\n"
+            "    print(sorted(m for m in ('click', 'watchfiles', 'uvicorn.main') if m in sys.modules), flush=True)\n"
+            "    os._exit(0)\n"
+            "cli.on_ready = probe\n"
+            "cli.main(['--port', '0', '--smtp-port', '0', '--smtps-port', '0'])\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert result.stdout.strip() == "[]", result.stderr
