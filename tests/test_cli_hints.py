@@ -117,7 +117,8 @@ def test_the_command_line_server_runs_without_uvicorns_command_line_package() ->
     code = ("import sys, os\n"
             "from emulator import cli\n"
             "def probe(emu):\n"
-            "    print(sorted(m for m in ('click', 'watchfiles', 'uvicorn.main') if m in sys.modules), flush=True)\n"
+            "    names = ('click', 'watchfiles', 'uvicorn.main')\n"
+            "    print(sorted(m for m in names if m in sys.modules), flush=True)\n"
             "    os._exit(0)\n"
             "cli.on_ready = probe\n"
             "cli.main(['--port', '0', '--smtp-port', '0', '--smtps-port', '0'])\n")
