@@ -77,9 +77,8 @@ def spawn_to_send(command: Command, env: dict[str, str], cwd: Path | None = None
 
 
 def emulator_command(port: int) -> list[str]:
-    # The console script beside this interpreter, as a user runs it; else `python -m emulator`.
-    script = Path(sys.executable).with_name("resend-emulator")
-    start = [str(script)] if script.is_file() else [sys.executable, "-m", "emulator"]
+    # What the `resend-emulator` script runs (its entry point), whichever checkout is installed.
+    start = [sys.executable, "-c", "from emulator.__main__ import main; main()"]
     return [*start, "--port", str(port), "--smtp-port", "0", "--smtps-port", "0"]
 
 
@@ -108,10 +107,11 @@ def compare(emulate: list[str]) -> None:
         shutil.copytree(PACKAGE, Path(scratch) / "emulator", ignore=shutil.ignore_patterns("__pycache__"))
         uncached = environment(os.pathsep.join([scratch, root]), cached=False)
         variants: dict[str, tuple[Command, dict[str, str], Path | None]] = {
-            "resend-emulator": (emulator_command, cached, None),
+            "resend-emulator": (emulator_command, cached, Path(root)),
             "emulate": (lambda port: [*emulate, "--port", str(port)], cached, peer.folder()),
             "uvicorn + Starlette stub": (stub_command, cached, Path(root)),
-            "resend-emulator, no bytecode cache": (emulator_command, uncached, None),
+            # Run from the copy's folder: `python -c` puts the working directory first on sys.path.
+            "resend-emulator, no bytecode cache": (emulator_command, uncached, Path(scratch)),
         }
         figures: dict[str, list[float]] = {name: [] for name in variants}
         for _ in range(ROUNDS):
