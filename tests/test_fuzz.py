@@ -15,7 +15,7 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from emulator.api.ops import Op
-from emulator.app import all_ops, create_app
+from emulator.app import all_ops, control_plane_routes, create_app
 from tests.conftest import api_client, make_settings
 from tests.openapi_oracle import SPEC, _document
 
@@ -102,7 +102,7 @@ hostile_values = st.recursive(hostile_scalars, lambda inner: st.lists(inner, max
 # Streams and long polls answer only when something happens or their timeout passes: nothing to fuzz.
 LONG_POLLS = ("/events", "/wait", "/live")
 # Snapshot routes write and read files named by the body: they are covered by test_safety_snapshots.
-CONTROL_ROUTES = [(method, route.path) for route in create_app(make_settings()).routes
+CONTROL_ROUTES = [(method, route.path) for route in control_plane_routes(create_app(make_settings()))
                   if isinstance(route, Route) and route.path.startswith("/_emulator/")
                   and "/snapshot/" not in route.path and not route.path.endswith(LONG_POLLS)
                   for method in sorted(route.methods or ()) if method != "HEAD"]

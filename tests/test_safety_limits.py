@@ -12,7 +12,7 @@ import pytest
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from emulator.app import create_app
+from emulator.app import control_plane_routes, create_app
 from emulator.cli import parse_settings
 from emulator.testing import EmulatorServer
 from tests.conftest import AUTH, api_client, make_settings
@@ -30,7 +30,7 @@ def _writing_routes() -> list[tuple[str, str]]:
     resets: they read no body, so they answer 200 and empty the state whatever comes with them)."""
     app = create_app(make_settings())
     found = []
-    for route in app.routes:
+    for route in control_plane_routes(app):
         if isinstance(route, Route):
             if route.path.endswith("/reset"):
                 continue
