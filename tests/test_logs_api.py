@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+import httpx
 import pytest
 from starlette.testclient import TestClient
 
@@ -132,3 +133,17 @@ def test_logs_waiting_for_a_later_commit_are_read_and_survive_a_restart(tmp_path
         endpoints = [(item["method"], item["endpoint"]) for item in second.get("/logs").json()["data"]]
         assert endpoints == [("POST", "/emails"), ("GET", "/logs"), *[("POST", "/emails")] * 3]
         assert second.get(f"/emails/{ids[0]}").status_code == 200
+
+
+def test_each_answer_over_http_is_in_the_log_when_the_client_reads_it(live_server: Any) -> None:
+    """The log row is queued once the answer is on its way (issue 40): a client that reads the log as soon
+    as each answer arrives, on the same keep-alive connection, finds it there, failures included."""
+    with httpx.Client(base_url=live_server.url, headers={"Authorization": f"Bearer {KEY}"}) as api:
+        assert api.post("/_emulator/reset").status_code == 200
+        for body, status in ((MAIL, 200), ({**MAIL, "to": []}, 422), (MAIL, 200)):
+            answer = api.post("/emails", json=body)
+            assert answer.status_code == status
+            newest = api.get("/logs", params={"limit": 1}).json()["data"][0]
+            logged = api.get(f"/logs/{newest['id']}").json()
+            assert (logged["endpoint"], logged["response_status"]) == ("/emails", status)
+            assert (logged["request_body"], logged["response_body"]) == (body, answer.json())
