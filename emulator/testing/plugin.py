@@ -11,6 +11,18 @@ Override these fixtures in a conftest.py to configure it:
     resend_emulator_autoenv    True (default): each test runs with RESEND_API_URL / RESEND_BASE_URL /
                                RESEND_API_KEY set, and an imported `resend` module pointed here
 
+Where the emulator runs (`resend_emulator_shape`, an ini option, or `--resend-emulator-shape` on the
+command line, which wins):
+
+    process (default)  a child process, spawned as soon as collection meets the first test that needs it,
+                       so its start overlaps the rest of collection; it uses a core of its own instead of
+                       sharing the GIL with the code under test (a 200-test suite of SDK sends ran in
+                       ~0.6x the time of the thread shape, benchmarks/bench_suite.py). It dies with the
+                       pytest process, even one killed with SIGKILL. The fixture is an `EmulatorClient`
+                       (`ChildEmulator`): everything but `emu` and `call()`.
+    thread             a thread of the pytest process (`EmulatorServer`): `emu` and `call()` give
+                       in-process access to the live emulator.
+
 Whatever those say, no test reaches api.resend.com (any resend.com name) while the plugin is active: a
 test that tries fails with one sentence saying how to point it here. `--resend-allow-real-api` lifts that.
 """
@@ -26,13 +38,20 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import pytest
 
 if TYPE_CHECKING:
+    import subprocess
+
     from emulator.testing.hermetic import Guard
+    from emulator.testing.process import ChildEmulator
     from emulator.testing.receiver import WebhookReceiver
     from emulator.testing.server import EmulatorServer
 
 PACKAGE = __name__.partition(".")[0]
 ALLOW_REAL_API = "--resend-allow-real-api"
+SHAPES = ("process", "thread")
 _GUARD: pytest.StashKey[Guard] = pytest.StashKey()
+_CHILD: pytest.StashKey[subprocess.Popen[bytes] | None] = pytest.StashKey()
+_HANDLE: pytest.StashKey[ChildEmulator] = pytest.StashKey()
+_FRESH: pytest.StashKey[bool] = pytest.StashKey()  # a reset ended just before this test's setup
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
@@ -42,6 +61,41 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         ALLOW_REAL_API, action="store_true", default=False, dest="resend_allow_real_api",
         help="let tests reach the real Resend API (api.resend.com and any other resend.com name); "
              "without it such a request fails the test before any DNS lookup or connection")
+    parser.getgroup("resend-emulator").addoption(
+        "--resend-emulator-shape", choices=SHAPES, default=None, dest="resend_emulator_shape",
+        help="where the `resend_emulator` fixture's emulator runs: a child process (default) or a "
+             "thread of the pytest process (overrides the ini option)")
+    parser.addini("resend_emulator_shape", "where the `resend_emulator` fixture's emulator runs: "
+                  "`process` (default) or `thread`", default="process")
+
+
+def _shape(config: pytest.Config) -> str:
+    shape = config.getoption("resend_emulator_shape", default=None) or config.getini("resend_emulator_shape")
+    if shape not in SHAPES:
+        raise pytest.UsageError(f"resend_emulator_shape must be one of {', '.join(SHAPES)}, not {shape!r}")
+    return str(shape)
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """The first collected test that needs the emulator spawns its process (shape `process`): it starts
+    while the rest of the suite is collected, on the other core."""
+    if "resend_emulator_server" in getattr(item, "fixturenames", ()) and _CHILD not in item.config.stash:
+        item.config.stash[_CHILD] = _spawn() if _shape(item.config) == "process" else None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A reset begun as the previous test ended is over before this test's setup starts, whether or
+    not this test asks for `resend_emulator`: no test runs beside a restore."""
+    handle = item.config.stash.get(_HANDLE, None)
+    if handle is not None:
+        item.stash[_FRESH] = handle.settle()
+
+
+def _spawn() -> subprocess.Popen[bytes]:
+    from emulator.testing.process import spawn
+
+    return spawn()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -54,6 +108,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    child = config.stash.get(_CHILD, None)
+    if child is not None:  # spawned, never asked for (deselected tests, say): the closed pipe ends it
+        assert child.stdin is not None
+        child.stdin.close()
+        child.wait(10)
     guard = config.stash.get(_GUARD, None)
     if guard is not None:
         del config.stash[_GUARD]
@@ -115,19 +174,35 @@ def resend_emulator_autoenv() -> bool:
 @pytest.fixture(scope="session")
 def resend_emulator_server(resend_emulator_settings: dict[str, Any],
                            resend_emulator_seed: str | dict[str, Any] | None,
-                           pytestconfig: pytest.Config) -> Iterator[EmulatorServer]:
+                           pytestconfig: pytest.Config) -> Iterator[EmulatorServer | ChildEmulator]:
     """The session's emulator, started before the first test that needs it; stopped at the end."""
     overrides = {"port": 0, "smtp_port": 0, "smtps_port": 0, "quiet": True, **resend_emulator_settings}
-    with _no_collections(), _rewrite_hook_aside(pytestconfig.pluginmanager):
-        from emulator.testing.server import EmulatorServer
+    server: EmulatorServer | ChildEmulator
+    if _shape(pytestconfig) == "process":
+        from emulator.testing.process import ChildEmulator
 
-        server = EmulatorServer(**overrides).start()
+        child = pytestconfig.stash.get(_CHILD, None) or _spawn()
+        pytestconfig.stash[_CHILD] = None  # the handle owns it now
+        server = ChildEmulator(child, **overrides)
+        try:
+            server.start()
+        except BaseException:
+            server.stop()
+            raise
+        pytestconfig.stash[_HANDLE] = server
+    else:
+        with _no_collections(), _rewrite_hook_aside(pytestconfig.pluginmanager):
+            from emulator.testing.server import EmulatorServer
+
+            server = EmulatorServer(**overrides).start()
     try:
         if resend_emulator_seed is not None:
             server.load_scenario(resend_emulator_seed)
             server.mark_baseline()
         yield server
     finally:
+        if _HANDLE in pytestconfig.stash:
+            del pytestconfig.stash[_HANDLE]
         server.stop()
 
 
@@ -176,16 +251,25 @@ def _no_collections() -> Iterator[None]:
 
 
 @pytest.fixture
-def resend_emulator(resend_emulator_server: EmulatorServer, resend_emulator_autoenv: bool,
-                    ) -> Iterator[EmulatorServer]:
+def resend_emulator(resend_emulator_server: EmulatorServer | ChildEmulator, resend_emulator_autoenv: bool,
+                    request: pytest.FixtureRequest) -> Iterator[EmulatorServer | ChildEmulator]:
     """The emulator, reset to the session baseline for this test: `url`, `api_key`, `smtp_host`,
     `smtp_port`, `outbox`, `clock`, `faults`, `webhooks`, `reset()`, `env()`, `patch_env()`."""
-    resend_emulator_server.reset()
-    if not resend_emulator_autoenv:
-        yield resend_emulator_server
-        return
-    with resend_emulator_server.patch_env():
-        yield resend_emulator_server
+    server = resend_emulator_server
+    # In a child process the reset is begun as a test ends and awaited before the next one's setup
+    # (`pytest_runtest_setup`): the restore (~1 ms) runs while pytest reports and moves on.
+    if not request.node.stash.get(_FRESH, False):
+        server.reset()
+    try:
+        if not resend_emulator_autoenv:
+            yield server
+        else:
+            with server.patch_env():
+                yield server
+    finally:
+        begin_reset = getattr(server, "begin_reset", None)  # a child's (the thread's runs at setup)
+        if begin_reset is not None:
+            begin_reset()
 
 
 @pytest.fixture(scope="session")
