@@ -1,4 +1,4 @@
-"""The plugin's two shapes (emulator in a child process, the default, or in a thread), through real pytest runs."""
+"""The plugin's two shapes (the emulator in a child process, the default, or a thread) through real runs."""
 
 from __future__ import annotations
 

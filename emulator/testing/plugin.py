@@ -2,7 +2,7 @@
 
 Installing the package registers this plugin (`pytest11` entry point). One emulator runs per test
 session — per worker under pytest-xdist, each on its own free ports — and every test that asks for
-`resend_emulator` starts from the same baseline state (a sub-millisecond restore, not a restart).
+`resend_emulator` starts from the same baseline state (a restore of about a millisecond, not a restart).
 
 Override these fixtures in a conftest.py to configure it:
 
@@ -14,12 +14,11 @@ Override these fixtures in a conftest.py to configure it:
 Where the emulator runs (`resend_emulator_shape`, an ini option, or `--resend-emulator-shape` on the
 command line, which wins):
 
-    process (default)  a child process, spawned as soon as collection meets the first test that needs it,
-                       so its start overlaps the rest of collection; it uses a core of its own instead of
-                       sharing the GIL with the code under test (a 200-test suite of SDK sends ran in
-                       ~0.6x the time of the thread shape, benchmarks/bench_suite.py). It dies with the
+    process (default)  a child process, spawned as pytest configures itself so that its start overlaps
+                       collection (and ended at once if no collected test needs it); it uses a core of
+                       its own instead of sharing the GIL with the code under test. It dies with the
                        pytest process, even one killed with SIGKILL. The fixture is an `EmulatorClient`
-                       (`ChildEmulator`): everything but `emu` and `call()`.
+                       (`emulator.testing.process.ChildEmulator`): everything but `emu` and `call()`.
     thread             a thread of the pytest process (`EmulatorServer`): `emu` and `call()` give
                        in-process access to the live emulator.
 
@@ -48,6 +47,7 @@ if TYPE_CHECKING:
 PACKAGE = __name__.partition(".")[0]
 ALLOW_REAL_API = "--resend-allow-real-api"
 SHAPES = ("process", "thread")
+LISTING_OPTIONS = ("collectonly", "showfixtures", "show_fixtures_per_test", "markers", "help")
 _GUARD: pytest.StashKey[Guard] = pytest.StashKey()
 _CHILD: pytest.StashKey[subprocess.Popen[bytes] | None] = pytest.StashKey()
 _HANDLE: pytest.StashKey[ChildEmulator] = pytest.StashKey()
@@ -67,20 +67,70 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
              "thread of the pytest process (overrides the ini option)")
     parser.addini("resend_emulator_shape", "where the `resend_emulator` fixture's emulator runs: "
                   "`process` (default) or `thread`", default="process")
+    _spawn_at_registration(pluginmanager)
 
 
-def _shape(config: pytest.Config) -> str:
-    shape = config.getoption("resend_emulator_shape", default=None) or config.getini("resend_emulator_shape")
+def _shape(config: pytest.Config, option: Any = None) -> str:
+    chosen = getattr(option or config.option, "resend_emulator_shape", None)
+    shape = chosen or config.getini("resend_emulator_shape")
     if shape not in SHAPES:
         raise pytest.UsageError(f"resend_emulator_shape must be one of {', '.join(SHAPES)}, not {shape!r}")
     return str(shape)
 
 
-def pytest_itemcollected(item: pytest.Item) -> None:
-    """The first collected test that needs the emulator spawns its process (shape `process`): it starts
-    while the rest of the suite is collected, on the other core."""
-    if "resend_emulator_server" in getattr(item, "fixturenames", ()) and _CHILD not in item.config.stash:
-        item.config.stash[_CHILD] = _spawn() if _shape(item.config) == "process" else None
+def _spawn_at_registration(pluginmanager: pytest.PytestPluginManager) -> None:
+    """The emulator's process starts as the plugin registers, the earliest a pytest plugin runs: its
+    start (~0.2 s: imports, schema, ports) overlaps pytest loading its other plugins, the conftests and
+    the collection (~0.35 s of a one-test run on a 2-core machine) on the other core, where spawning at
+    `pytest_configure` left the first test ~0.2 s of waiting. The command line is not parsed yet: only
+    what it plainly says counts here, and `pytest_configure` ends the process if the options turn out
+    to want none (thread shape, an xdist controller, a listing) as does `pytest_collection_finish` when
+    no collected test needs it."""
+    config = pluginmanager.get_plugin("pytestconfig")
+    if not isinstance(config, pytest.Config) or _CHILD in config.stash:
+        return
+    words = [str(arg) for arg in config.invocation_params.args]
+    said = " ".join(words)
+    if "thread" in said or "-n" in words or "--numprocesses" in said or "thread" in str(config.getini(
+            "resend_emulator_shape")):
+        return
+    if any(word in said for word in ("--collect-only", "--co", "--fixtures", "--markers", "--help")):
+        return
+    config.stash[_CHILD] = _spawn()
+
+
+def _spawn_early(config: pytest.Config, option: Any) -> None:
+    """Spawn the emulator's process now (shape `process`), unless this process runs no test."""
+    child, wanted = config.stash.get(_CHILD, None), _wanted(config, option)
+    if child is None and wanted:
+        config.stash[_CHILD] = _spawn()
+    elif child is not None and not wanted:
+        config.stash[_CHILD] = None
+        _end(child)
+
+
+def _wanted(config: pytest.Config, option: Any) -> bool:
+    controller = getattr(option, "numprocesses", None) and not hasattr(config, "workerinput")
+    listing = any(getattr(option, name, False) for name in LISTING_OPTIONS)
+    # An xdist controller runs no test (each worker spawns its own); a listing runs none.
+    return not controller and not listing and _shape(config, option) == "process"
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """No collected test needs the emulator: its process goes now, likely before it has even started."""
+    child = session.config.stash.get(_CHILD, None)
+    if child is not None and not any("resend_emulator_server" in getattr(item, "fixturenames", ())
+                                     for item in session.items):
+        session.config.stash[_CHILD] = None
+        _end(child)
+
+
+def _end(child: subprocess.Popen[bytes]) -> None:
+    child.terminate()  # nothing of it is worth keeping: it has served nothing
+    child.wait(10)
+    for pipe in (child.stdin, child.stdout):
+        if pipe is not None:
+            pipe.close()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -100,6 +150,7 @@ def _spawn() -> subprocess.Popen[bytes]:
 
 def pytest_configure(config: pytest.Config) -> None:
     """From here to `pytest_unconfigure` resend.com names do not resolve in this process."""
+    _spawn_early(config, config.option)  # an xdist worker (its options arrive after the early hook)
     if config.getoption("resend_allow_real_api", default=False):
         return
     from emulator.testing.hermetic import install
@@ -109,10 +160,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     child = config.stash.get(_CHILD, None)
-    if child is not None:  # spawned, never asked for (deselected tests, say): the closed pipe ends it
-        assert child.stdin is not None
-        child.stdin.close()
-        child.wait(10)
+    if child is not None:  # spawned and never asked for (the session failed before its tests, say)
+        config.stash[_CHILD] = None
+        _end(child)
     guard = config.stash.get(_GUARD, None)
     if guard is not None:
         del config.stash[_GUARD]
@@ -177,6 +227,7 @@ def resend_emulator_server(resend_emulator_settings: dict[str, Any],
                            pytestconfig: pytest.Config) -> Iterator[EmulatorServer | ChildEmulator]:
     """The session's emulator, started before the first test that needs it; stopped at the end."""
     overrides = {"port": 0, "smtp_port": 0, "smtps_port": 0, "quiet": True, **resend_emulator_settings}
+    # (the same as emulator.testing.process.DEFAULTS with no settings: not imported here for the thread)
     server: EmulatorServer | ChildEmulator
     if _shape(pytestconfig) == "process":
         from emulator.testing.process import ChildEmulator

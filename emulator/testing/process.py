@@ -26,7 +26,9 @@ from typing import IO, Any
 from emulator.core.config import Settings
 from emulator.testing.server import EmulatorClient
 
-__all__ = ["ChildEmulator", "spawn"]
+__all__ = ["DEFAULTS", "ChildEmulator", "spawn"]
+# The settings the pytest plugin asks for when a suite overrides none.
+DEFAULTS: dict[str, Any] = {"port": 0, "smtp_port": 0, "smtps_port": 0, "quiet": True}
 
 
 def spawn() -> subprocess.Popen[bytes]:
@@ -133,31 +135,44 @@ def main() -> None:
     # Answers go to a private copy of stdout; anything the emulator or a library prints goes to stderr.
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    # Imported before the settings arrive: that is most of a start, done while the parent collects.
-    import emulator.app  # noqa: F401
-    import emulator.testing.serving  # noqa: F401
     from emulator.testing.server import EmulatorServer
 
+    # Started before the settings arrive, with the plugin's defaults, which most suites keep: the whole
+    # start (imports, schema, ports, TLS material) runs while the parent still collects its tests.
+    # Other settings cost this server's stop and a second start.
+    ready: EmulatorServer | None
+    try:
+        ready = EmulatorServer(**DEFAULTS).start()
+    except Exception:
+        ready = None  # the start with the settings asked for says why, if it fails again
     line = sys.stdin.buffer.readline()
-    if not line:
+    overrides = pickle.loads(base64.b64decode(line)) if line else None
+    if ready is not None and overrides != DEFAULTS:
+        ready.stop()
+        ready = None
+    if overrides is None:
         return
     try:
-        server = EmulatorServer(**pickle.loads(base64.b64decode(line))).start()
+        server = ready or EmulatorServer(**overrides).start()
     except Exception as exc:  # the parent raises it, in the test that asked for the emulator
         _answer(out, {"error": str(exc)})
         return
     _answer(out, {"url": server.url, "smtp_host": server.smtp_host, "smtp_port": server.smtp_port,
                   "smtps_port": server.smtps_port, "certificate_pem": server.certificate_pem})
-    try:
-        for command in sys.stdin.buffer:  # ends when the parent is gone
-            try:
-                server.reset() if command == b"reset\n" else server.mark_baseline()
-            except Exception as exc:
-                _answer(out, {"error": f"resend-emulator: {type(exc).__name__}: {exc}"})
-            else:
-                _answer(out, {})
-    finally:
-        server.stop()
+    _serve_commands(server, out)
+    if server.settings.db == ":memory:":
+        os._exit(0)  # nothing to keep: the parent's wait for the stop is ~70 ms of every session's end
+    server.stop()
+
+
+def _serve_commands(server: Any, out: IO[bytes]) -> None:
+    for command in sys.stdin.buffer:  # ends when the parent is gone: exited, or killed
+        try:
+            server.reset() if command == b"reset\n" else server.mark_baseline()
+        except Exception as exc:
+            _answer(out, {"error": f"resend-emulator: {type(exc).__name__}: {exc}"})
+        else:
+            _answer(out, {})
 
 
 if __name__ == "__main__":
