@@ -143,9 +143,11 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 def _spawn() -> subprocess.Popen[bytes]:
-    from emulator.testing.process import spawn
+    # `emulator.testing.process.spawn`, without importing the handle's modules (~35 ms) at registration.
+    import subprocess
 
-    return spawn()
+    return subprocess.Popen([sys.executable, "-m", "emulator.testing.process"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
 
 def pytest_configure(config: pytest.Config) -> None:
