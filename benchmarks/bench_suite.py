@@ -183,6 +183,9 @@ def main() -> None:
           f" processes, {ROUNDS} rounds alternated: seconds, median (min–max)")
     for name, values in seconds.items():
         print(f"  {name:<18} {spread(values)} s")
+    shapes = [one / other for one, other in zip(seconds["fixture, process"], seconds["fixture, thread"],
+                                                strict=True)]
+    print(f"  process / thread, round by round: {spread(shapes)}x (the plugin's default: process)")
     for shape in ("fixture, process", "fixture, thread"):
         ours = seconds[shape]
         versus = {peer_name: [one / other for one, other in zip(ours, seconds[peer_name], strict=True)]

@@ -106,3 +106,35 @@ def test_the_child_dies_with_a_pytest_killed_by_sigkill(pytester: pytest.Pyteste
     while _answers(url) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _answers(url)
+
+
+EVERY_PART = '''
+import resend
+
+def test_every_part_of_the_handle_works(resend_emulator, tmp_path):
+    assert resend_emulator.health()["status"] == "ok"
+    with resend_emulator.smtp() as session:
+        session.sendmail("robot@acme.dev", ["smtp@acme.dev"], b"Subject: by smtp\\r\\n\\r\\nbody\\r\\n")
+    assert resend_emulator.outbox.wait_for(to="smtp@acme.dev")["subject"] == "by smtp"
+    resend_emulator.clock.freeze("2031-05-01T00:00:00Z")
+    assert resend_emulator.clock.now().startswith("2031-05-01T00:00:00")
+    resend_emulator.load_scenario("basic")
+    resend_emulator.snapshot(tmp_path / "state.db")
+    resend.Domains.create({"name": "later.dev"})
+    resend_emulator.restore(tmp_path / "state.db")
+    assert [d["name"] for d in resend.Domains.list()["data"]] == ["acme.dev"]
+    resend_emulator.mark_baseline()
+    resend.Domains.create({"name": "gone.dev"})
+    resend_emulator.reset()
+    assert [d["name"] for d in resend.Domains.list()["data"]] == ["acme.dev"]
+
+def test_a_baseline_marked_by_a_test_holds_for_the_next(resend_emulator):
+    assert [d["name"] for d in resend.Domains.list()["data"]] == ["acme.dev"]
+'''
+
+
+@pytest.mark.parametrize("shape", ["process", "thread"])
+def test_smtp_clock_scenarios_snapshots_and_baselines_work_in_either_shape(pytester: pytest.Pytester,
+                                                                           shape: str) -> None:
+    pytester.makepyfile(test_parts=EVERY_PART)
+    pytester.runpytest_subprocess("-q", f"--resend-emulator-shape={shape}").assert_outcomes(passed=2)
