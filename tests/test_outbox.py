@@ -383,7 +383,8 @@ TRICKY_HEADERS = [
     b"From someone Mon Jan 1\r\nSubject:nospace\r\nX-Dup: 1\r\nX-Dup: 2\r\n"
     b"Bad line\r\nX: y\r\n\r\nbody",
     b"Subject: caf\xe9 \xff\r\nTo: undisclosed-recipients:;\r\nCc: a@b.c (comment)\r\nReply-To: <>\r\n\r\n",
-    b"Content-Type: text/plain; charset=\"utf-8\"\r\nContent-Disposition: attachment; filename*=UTF-8''%C3%A4\r\n"
+    b"Content-Type: text/plain; charset=\"utf-8\"\r\n"
+    b"Content-Disposition: attachment; filename*=UTF-8''%C3%A4\r\n"
     b"Date: not a date\r\nMessage-ID: no brackets\r\nSubject: =?utf-8?b?w6TDtg==?=\r\n\r\n--body\r\n\r\n",
     b"X: 1\nY: 2\n\nbody", b"No-Blank-Line: at all", b"",
 ]
