@@ -6,9 +6,9 @@ A generated app module (in a temp folder) sends a welcome email and a receipt wi
 each of 200 tests calls both and reads the receipt back with `resend.Emails.get`. The same test file
 runs as whole `pytest` processes in four variants, alternated within each of ROUNDS rounds:
 
-- fixture, process: the `resend_emulator` fixture, emulator in a child process (the plugin's default);
-  a reset before every test and `outbox.wait_for` on the receipt;
-- fixture, thread: the same, emulator in a thread of the pytest process (`resend_emulator_shape=thread`);
+- fixture, thread: the `resend_emulator` fixture, emulator in a thread of the pytest process (the
+  plugin's default); a reset before every test and `outbox.wait_for` on the receipt;
+- fixture, process: the same, emulator in a child process (`resend_emulator_shape=process`);
 - emulate: the peer (benchmarks/peer.py) started once, RESEND_API_URL pointed at it, a fresh bearer
   token per run (it allows 5 000 requests per token);
 - stub: a Starlette app on uvicorn in its own process answering each send with a fresh id and each read
@@ -185,13 +185,13 @@ def main() -> None:
         print(f"  {name:<18} {spread(values)} s")
     shapes = [one / other for one, other in zip(seconds["fixture, process"], seconds["fixture, thread"],
                                                 strict=True)]
-    print(f"  process / thread, round by round: {spread(shapes)}x (the plugin's default: process)")
+    print(f"  process / thread, round by round: {spread(shapes)}x (the plugin's default: thread)")
     for shape in ("fixture, process", "fixture, thread"):
         ours = seconds[shape]
         versus = {peer_name: [one / other for one, other in zip(ours, seconds[peer_name], strict=True)]
                   for peer_name in ("emulate", "stub")}
         print(f"  {shape}: {spread(versus['emulate'])}x emulate, {spread(versus['stub'])}x stub")
-        if shape == "fixture, process":  # the default shape carries the verdict
+        if shape == "fixture, thread":  # the default shape carries the verdict
             for peer_name, target in (("emulate", 1.0), ("stub", 1.3)):
                 ratio = statistics.median(versus[peer_name])
                 targets.record(f"200-test suite with the fixture vs {peer_name}",

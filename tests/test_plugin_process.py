@@ -1,4 +1,4 @@
-"""The plugin's two shapes (the emulator in a child process, the default, or a thread) through real runs."""
+"""The plugin's two shapes (the emulator in a thread, the default, or a child process) through real runs."""
 
 from __future__ import annotations
 
@@ -51,17 +51,17 @@ def test_a_test_never_sees_the_previous_tests_mail(pytester: pytest.Pytester, sh
     pytester.runpytest_subprocess("-q", f"--resend-emulator-shape={shape}").assert_outcomes(passed=2)
 
 
-def test_the_default_shape_is_a_child_process(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_kind=HANDLE_KIND.format(kind="ChildEmulator"))
-    pytester.runpytest_subprocess("-q").assert_outcomes(passed=1)
-
-
-def test_the_ini_option_picks_the_thread_and_the_command_line_wins(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\nresend_emulator_shape = thread\n")
+def test_the_default_shape_is_a_thread(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_kind=HANDLE_KIND.format(kind="EmulatorServer"))
     pytester.runpytest_subprocess("-q").assert_outcomes(passed=1)
+
+
+def test_the_ini_option_picks_the_process_and_the_command_line_wins(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nresend_emulator_shape = process\n")
     pytester.makepyfile(test_kind=HANDLE_KIND.format(kind="ChildEmulator"))
-    pytester.runpytest_subprocess("-q", "--resend-emulator-shape=process").assert_outcomes(passed=1)
+    pytester.runpytest_subprocess("-q").assert_outcomes(passed=1)
+    pytester.makepyfile(test_kind=HANDLE_KIND.format(kind="EmulatorServer"))
+    pytester.runpytest_subprocess("-q", "--resend-emulator-shape", "thread").assert_outcomes(passed=1)
 
 
 def test_a_child_that_cannot_start_fails_the_test_saying_why(pytester: pytest.Pytester) -> None:
@@ -73,7 +73,7 @@ def resend_emulator_settings():
     return {"tls_cert": "/nonexistent/cert.pem", "tls_key": "/nonexistent/key.pem"}
 ''')
     pytester.makepyfile(test_kind=HANDLE_KIND.format(kind="ChildEmulator"))
-    result = pytester.runpytest_subprocess("-q")
+    result = pytester.runpytest_subprocess("-q", "--resend-emulator-shape=process")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*resend-emulator did not start*"])
 
@@ -91,7 +91,8 @@ def test_the_child_dies_with_a_pytest_killed_by_sigkill(pytester: pytest.Pyteste
     pytester.makepyfile(test_hang=WAITS_THEN_HANGS)
     url_file = tmp_path / "url"
     env = {**os.environ, "URL_FILE": str(url_file)}
-    run = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+    run = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                            "--resend-emulator-shape=process"],
                            cwd=pytester.path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 30

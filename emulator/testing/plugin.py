@@ -14,13 +14,18 @@ Override these fixtures in a conftest.py to configure it:
 Where the emulator runs (`resend_emulator_shape`, an ini option, or `--resend-emulator-shape` on the
 command line, which wins):
 
-    process (default)  a child process, spawned as pytest configures itself so that its start overlaps
-                       collection (and ended at once if no collected test needs it); it uses a core of
-                       its own instead of sharing the GIL with the code under test. It dies with the
-                       pytest process, even one killed with SIGKILL. The fixture is an `EmulatorClient`
-                       (`emulator.testing.process.ChildEmulator`): everything but `emu` and `call()`.
-    thread             a thread of the pytest process (`EmulatorServer`): `emu` and `call()` give
+    thread (default)   a thread of the pytest process (`EmulatorServer`): `emu` and `call()` give
                        in-process access to the live emulator.
+    process            a child process, spawned as the plugin registers so that its start overlaps
+                       pytest's own (ended at once if no collected test needs it); it does not share the
+                       GIL with the code under test, and dies with the pytest process, even one killed
+                       with SIGKILL. The fixture is an `EmulatorClient` (`emulator.testing.process.
+                       ChildEmulator`): everything but `emu` and `call()`. Resets are begun as a test ends.
+
+Measured on a shared 2-core machine (issue 40, benchmarks/bench_suite.py and bench_plugin.py): a
+200-test suite of SDK sends ran in the same time either way (process / thread 0.82-1.09 over five
+alternated runs), and a one-test run took ~0.1 s longer in a process (its imports, ~0.2 s, outlast
+pytest's own start there; the thread imports the same in-process): the thread stays the default.
 
 Whatever those say, no test reaches api.resend.com (any resend.com name) while the plugin is active: a
 test that tries fails with one sentence saying how to point it here. `--resend-allow-real-api` lifts that.
@@ -63,10 +68,10 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
              "without it such a request fails the test before any DNS lookup or connection")
     parser.getgroup("resend-emulator").addoption(
         "--resend-emulator-shape", choices=SHAPES, default=None, dest="resend_emulator_shape",
-        help="where the `resend_emulator` fixture's emulator runs: a child process (default) or a "
-             "thread of the pytest process (overrides the ini option)")
+        help="where the `resend_emulator` fixture's emulator runs: a thread of the pytest process "
+             "(default) or a child process (overrides the ini option)")
     parser.addini("resend_emulator_shape", "where the `resend_emulator` fixture's emulator runs: "
-                  "`process` (default) or `thread`", default="process")
+                  "`thread` (default) or `process`", default="thread")
     _spawn_at_registration(pluginmanager)
 
 
@@ -79,20 +84,23 @@ def _shape(config: pytest.Config, option: Any = None) -> str:
 
 
 def _spawn_at_registration(pluginmanager: pytest.PytestPluginManager) -> None:
-    """The emulator's process starts as the plugin registers, the earliest a pytest plugin runs: its
-    start (~0.2 s: imports, schema, ports) overlaps pytest loading its other plugins, the conftests and
-    the collection (~0.35 s of a one-test run on a 2-core machine) on the other core, where spawning at
-    `pytest_configure` left the first test ~0.2 s of waiting. The command line is not parsed yet: only
-    what it plainly says counts here, and `pytest_configure` ends the process if the options turn out
-    to want none (thread shape, an xdist controller, a listing) as does `pytest_collection_finish` when
-    no collected test needs it."""
+    """Shape `process`: the emulator's process starts as the plugin registers, the earliest a pytest
+    plugin runs, so its start (~0.25 s, mostly imports) overlaps pytest loading its other plugins, the
+    conftests and collection. The command line is not parsed yet: only what it plainly says counts
+    here; `pytest_configure` ends the process if the options want none (an xdist controller, a
+    listing), as does `pytest_collection_finish` when no collected test needs it."""
     config = pluginmanager.get_plugin("pytestconfig")
     if not isinstance(config, pytest.Config) or _CHILD in config.stash:
         return
     words = [str(arg) for arg in config.invocation_params.args]
+    shape = str(config.getini("resend_emulator_shape"))
+    for index, word in enumerate(words):  # the command line wins, as `_shape` reads it later
+        if word.startswith("--resend-emulator-shape="):
+            shape = word.partition("=")[2]
+        elif word == "--resend-emulator-shape" and index + 1 < len(words):
+            shape = words[index + 1]
     said = " ".join(words)
-    if "thread" in said or "-n" in words or "--numprocesses" in said or "thread" in str(config.getini(
-            "resend_emulator_shape")):
+    if shape != "process" or "-n" in words or "--numprocesses" in said:
         return
     if any(word in said for word in ("--collect-only", "--co", "--fixtures", "--markers", "--help")):
         return
