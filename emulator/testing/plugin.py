@@ -23,9 +23,9 @@ command line, which wins):
                        ChildEmulator`): everything but `emu` and `call()`. Resets are begun as a test ends.
 
 Measured on a shared 2-core machine (issue 40, benchmarks/bench_suite.py and bench_plugin.py): a
-200-test suite of SDK sends ran in the same time either way (process / thread 0.82-1.09 over five
-alternated runs), and a one-test run took ~0.1 s longer in a process (its imports, ~0.2 s, outlast
-pytest's own start there; the thread imports the same in-process): the thread stays the default.
+200-test suite of SDK sends took 0.82-1.09x the thread's time in a process (six alternated runs,
+median 0.96), a one-test run ~0.1 s more in a process every time (the child's imports, ~0.2 s, outlast
+pytest's own start; the thread imports the same in-process): the thread stays the default.
 
 Whatever those say, no test reaches api.resend.com (any resend.com name) while the plugin is active: a
 test that tries fails with one sentence saying how to point it here. `--resend-allow-real-api` lifts that.
