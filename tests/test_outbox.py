@@ -375,3 +375,27 @@ def test_a_snapshot_from_before_the_index_is_searchable_after_restore(client: Te
     assert searched(client, "subject:existed") == [old]
     newer = send(client, subject="Made after the restore")
     assert searched(client, "subject:made") == [newer, old]
+
+
+TRICKY_HEADERS = [
+    b"From: =?utf-8?q?J=C3=B6rg?= <j@x.de>\r\nTo: \"Doe, John\" <j@x.com>, a@b.c\r\n"
+    b"Subject: long\r\n folded\r\n\r\nb",
+    b"From someone Mon Jan 1\r\nSubject:nospace\r\nX-Dup: 1\r\nX-Dup: 2\r\n"
+    b"Bad line\r\nX: y\r\n\r\nbody",
+    b"Subject: caf\xe9 \xff\r\nTo: undisclosed-recipients:;\r\nCc: a@b.c (comment)\r\nReply-To: <>\r\n\r\n",
+    b"Content-Type: text/plain; charset=\"utf-8\"\r\n"
+    b"Content-Disposition: attachment; filename*=UTF-8''%C3%A4\r\n"
+    b"Date: not a date\r\nMessage-ID: no brackets\r\nSubject: =?utf-8?b?w6TDtg==?=\r\n\r\n--body\r\n\r\n",
+    b"X: 1\nY: 2\n\nbody", b"No-Blank-Line: at all", b"",
+]
+
+
+@pytest.mark.parametrize("raw", TRICKY_HEADERS)
+def test_message_headers_are_what_email_policy_default_gives(raw: bytes) -> None:
+    from email import policy
+    from email.parser import BytesHeaderParser
+
+    from emulator.control.outbox import message_headers
+
+    parsed = BytesHeaderParser(policy=policy.default).parsebytes(raw)
+    assert message_headers(raw) == [{"name": name, "value": str(value)} for name, value in parsed.items()]

@@ -149,23 +149,29 @@ def test_d(resend_emulator):
 '''
 
 
-def test_user_test_sends_with_the_sdk_and_waits_for_the_mail(pytester: pytest.Pytester) -> None:
+@pytest.fixture(params=["process", "thread"])
+def shape(request: pytest.FixtureRequest) -> str:
+    """The run's `--resend-emulator-shape`: each behaviour holds with the emulator in either place."""
+    return f"--resend-emulator-shape={request.param}"
+
+
+def test_user_test_sends_with_the_sdk_and_waits_for_the_mail(pytester: pytest.Pytester, shape: str) -> None:
     pytester.makepyfile(test_welcome=SEND_AND_WAIT)
-    pytester.runpytest_subprocess("-q").assert_outcomes(passed=1)
+    pytester.runpytest_subprocess("-q", shape).assert_outcomes(passed=1)
 
 
-def test_two_tests_see_no_state_of_each_other(pytester: pytest.Pytester) -> None:
+def test_two_tests_see_no_state_of_each_other(pytester: pytest.Pytester, shape: str) -> None:
     pytester.makepyfile(test_isolated=NO_SHARED_STATE)
-    pytester.runpytest_subprocess("-q").assert_outcomes(passed=2)
+    pytester.runpytest_subprocess("-q", shape).assert_outcomes(passed=2)
 
 
-def test_a_conftest_override_changes_the_seed(pytester: pytest.Pytester) -> None:
+def test_a_conftest_override_changes_the_seed(pytester: pytest.Pytester, shape: str) -> None:
     pytester.makeconftest(SEEDED_CONFTEST)
     pytester.makepyfile(test_seeded=SEEDED_TESTS)
-    pytester.runpytest_subprocess("-q").assert_outcomes(passed=4)
+    pytester.runpytest_subprocess("-q", shape).assert_outcomes(passed=4)
 
 
-def test_without_an_override_there_is_no_seed_data(pytester: pytest.Pytester) -> None:
+def test_without_an_override_there_is_no_seed_data(pytester: pytest.Pytester, shape: str) -> None:
     pytester.makepyfile(test_plain="""
 import resend
 
@@ -173,36 +179,36 @@ def test_empty(resend_emulator):
     assert resend.Domains.list()["data"] == []
     assert resend_emulator.health()["seed"] == 0
 """)
-    pytester.runpytest_subprocess("-q").assert_outcomes(passed=1)
+    pytester.runpytest_subprocess("-q", shape).assert_outcomes(passed=1)
 
 
-def test_webhook_receiver_records_and_verifies_deliveries(pytester: pytest.Pytester) -> None:
+def test_webhook_receiver_records_and_verifies_deliveries(pytester: pytest.Pytester, shape: str) -> None:
     pytester.makepyfile(test_hooks=WEBHOOKS)
-    pytester.runpytest_subprocess("-q").assert_outcomes(passed=2)
+    pytester.runpytest_subprocess("-q", shape).assert_outcomes(passed=2)
 
 
-def test_fault_rules_reach_the_users_retry_code(pytester: pytest.Pytester) -> None:
+def test_fault_rules_reach_the_users_retry_code(pytester: pytest.Pytester, shape: str) -> None:
     pytester.makepyfile(test_faults=FAULTS)
-    pytester.runpytest_subprocess("-q").assert_outcomes(passed=1)
+    pytester.runpytest_subprocess("-q", shape).assert_outcomes(passed=1)
 
 
-def test_each_xdist_worker_gets_its_own_server(pytester: pytest.Pytester,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_xdist_worker_gets_its_own_server(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                                              shape: str) -> None:
     records = pytester.mkdir("records")
     monkeypatch.setenv("RECORD_DIR", str(records))
     pytester.makepyfile(test_parallel=XDIST_TESTS)
-    pytester.runpytest_subprocess("-q", "-n", "2").assert_outcomes(passed=4)
+    pytester.runpytest_subprocess("-q", "-n", "2", shape).assert_outcomes(passed=4)
     urls = {path.name.split("-")[0]: path.read_text() for path in records.iterdir()}
     assert sorted(urls) == ["gw0", "gw1"]
     assert len(set(urls.values())) == 2
 
 
-def test_a_failing_wait_explains_itself(pytester: pytest.Pytester) -> None:
+def test_a_failing_wait_explains_itself(pytester: pytest.Pytester, shape: str) -> None:
     pytester.makepyfile(test_timeout="""
 def test_nothing_arrives(resend_emulator):
     resend_emulator.outbox.wait_for(to="nobody@acme.dev", timeout=0.1)
 """)
-    result = pytester.runpytest_subprocess("-q")
+    result = pytester.runpytest_subprocess("-q", shape)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*EmulatorError*408*No email matching the filter arrived*"])
 
@@ -222,7 +228,7 @@ def test_loaders(resend_emulator):
         "emulator.testing.plugin": "AssertionRewritingHook", "emulator.app": "SourceFileLoader",
         "emulator.core.db": "SourceFileLoader", "emulator.testing.server": "SourceFileLoader"}
 """)
-    pytester.runpytest_subprocess("-q").assert_outcomes(passed=1)
+    pytester.runpytest_subprocess("-q", "--resend-emulator-shape=thread").assert_outcomes(passed=1)
 
 
 def test_modules_imported_after_the_emulator_started_are_still_rewritten(pytester: pytest.Pytester) -> None:
@@ -239,6 +245,6 @@ def test_helper_asserts_with_introspection(resend_emulator):
 
     helper.check(3)
 """)
-    result = pytester.runpytest_subprocess("-q")
+    result = pytester.runpytest_subprocess("-q", "--resend-emulator-shape=thread")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*assert 3 == 2*"])

@@ -130,7 +130,8 @@ def test_the_readme_conftest_with_autoenv_off_fails_with_one_sentence_before_any
     monkeypatch.delenv("RESEND_API_URL", raising=False)
     pytester.makeconftest(RECORDING_CONFTEST + AUTOENV_OFF)
     pytester.makepyfile(test_signup=SDK_SEND)
-    result, record = run(pytester, monkeypatch)
+    # In a thread the emulator's start is traffic of this process: the recorder is seen to work.
+    result, record = run(pytester, monkeypatch, "--resend-emulator-shape=thread")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([SENTENCE + "*"])
     assert "ResendError" not in result.stdout.str()
