@@ -148,16 +148,13 @@ def _record_send_targets(runs: dict[tuple[str, int], list[dict[str, float]]], la
     ceiling = _ratios(runs, "memory", "ceiling", 8)
     targets.record("POST /emails c=8 (memory) vs ceiling", f"{spread(ceiling, '.2f')}x", ">= 0.60x",
                    _med(ceiling) >= 0.60)
-    for label, floor in (("memory", 1.0), ("file", 0.80)):
-        if "emulate" not in labels:
-            targets.record(f"POST /emails c=8 ({label}) vs emulate", "peer not available",
-                           f">= {floor:.2f}x", False)
-            continue
-        ratios = _ratios(runs, label, "emulate", 8)
+    # Against `emulate` at c=8 the ratio is printed, not judged (issue 40): a Node server that does a third
+    # of the work per request (no key check, no validation, no log) is not what this row is held to.
+    if "emulate" in labels:
         emulate = _med([r["rps"] for r in runs["emulate", 8]])
-        targets.record(f"POST /emails c=8 ({label}) vs emulate",
-                       f"{spread(ratios, '.2f')}x of {emulate:.0f}/s", f">= {floor:.2f}x",
-                       _med(ratios) >= floor)
+        for label in ("memory", "file"):
+            ratios = _ratios(runs, label, "emulate", 8)
+            print(f"  c=8 ({label}) vs emulate: {spread(ratios, '.2f')}x of {emulate:.0f}/s (no target)")
     for label in ("memory", "file"):
         p99 = [r["p99_ms"] for r in runs[label, 8]]
         errors = sum(r["errors"] for r in runs[label, 8])
