@@ -56,7 +56,15 @@ def is_scrape_config(lang: str, body: str) -> bool:
     return lang == "yaml" and body.startswith("# prometheus.yml")
 
 
-SPECIAL = (is_node_send, is_resend_cli, is_mcp_config, is_team_host, is_scrape_config)
+PYTEST_INI = "# pytest.ini"
+
+
+def is_pytest_ini(lang: str, body: str) -> bool:
+    """docs/testing-pytest.md's choice of the child-process shape (test_readme.py runs a suite with it)."""
+    return lang == "ini" and body.startswith(PYTEST_INI)
+
+
+SPECIAL = (is_node_send, is_resend_cli, is_mcp_config, is_team_host, is_scrape_config, is_pytest_ini)
 EXAMPLES = [(lang, body) for lang, body in BLOCKS
             if lang in {"sh", "python"} and not any(kind(lang, body) for kind in SPECIAL)]
 

@@ -46,6 +46,7 @@ from tests.readme_helpers import (
     cli,
     commands,
     is_node_send,
+    is_pytest_ini,
     quick_start_command,
     shell,
 )
@@ -163,6 +164,22 @@ def test_nothing_points_at_the_emulator_and_the_real_api_is_out_of_reach(resend_
 """
 
 
+SHAPE_PROBE = """
+from emulator.testing.process import ChildEmulator
+
+def test_the_emulator_runs_in_a_child_process(resend_emulator):
+    assert isinstance(resend_emulator, ChildEmulator)
+    assert resend_emulator.health()["status"] == "ok"
+"""
+
+
+def test_the_pytest_ini_runs_the_emulator_in_a_child_process(tmp_path: Path) -> None:
+    [ini] = [body for lang, body in BLOCKS if is_pytest_ini(lang, body)]
+    (tmp_path / "pytest.ini").write_text(ini)
+    (tmp_path / "test_shape.py").write_text(SHAPE_PROBE)
+    pytest_in(tmp_path, expect_passed=1)
+
+
 def pytest_in(folder: Path, expect_passed: int) -> subprocess.CompletedProcess[str]:
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(folder)],
                             cwd=folder, env=clean_env(), capture_output=True, text=True, timeout=300)
@@ -223,10 +240,10 @@ def test_the_readme_has_the_examples_a_newcomer_needs() -> None:
 
 
 def test_every_block_has_a_runner() -> None:
-    runnable = {"sh", "python", "js", "json", "yaml"}
+    runnable = {"sh", "python", "js", "json", "yaml", "ini"}
     for lang, body in BLOCKS:
         assert lang in runnable | OUTPUT_LANGUAGES, f"no runner for a ```{lang} block:\n{body[:200]}"
-        if lang in {"js", "json", "yaml"}:
+        if lang in {"js", "json", "yaml", "ini"}:
             assert any(kind(lang, body) for kind in SPECIAL), f"no runner for:\n{body[:200]}"
 
 
