@@ -18,7 +18,6 @@ import http.client
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -37,12 +36,6 @@ HEADERS = {"Authorization": "Bearer re_emulator_default_key", "Content-Type": "a
 PACKAGE = Path(emulator.__file__).resolve().parent
 
 Command = Callable[[int], list[str]]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def first_send(port: int, process: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
@@ -64,7 +57,7 @@ def first_send(port: int, process: subprocess.Popen[bytes], timeout: float = 30.
 
 
 def spawn_to_send(command: Command, env: dict[str, str], cwd: Path | None = None) -> float:
-    port = free_port()
+    port = peer.free_port()
     started = time.perf_counter()
     process = subprocess.Popen(command(port), env=env, cwd=cwd, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
@@ -133,7 +126,7 @@ def phases() -> None:
     env = environment(os.pathsep.join([str(PACKAGE.parent), os.environ.get("PYTHONPATH", "")]), cached=True)
     runs: list[dict[str, float]] = []
     for _ in range(PHASE_ROUNDS):
-        port = free_port()
+        port = peer.free_port()
         env["STARTUP_SPAWNED_AT"] = repr(time.time())
         out = subprocess.run([sys.executable, "-m", "benchmarks.startup_phases", str(port)], env=env,
                              capture_output=True, text=True, timeout=60, cwd=PACKAGE.parent)

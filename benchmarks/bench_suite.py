@@ -127,7 +127,7 @@ def run_suite(folder: Path, env: dict[str, str], *options: str) -> float:
 @contextmanager
 def stub_server(folder: Path) -> Iterator[str]:
     (folder / "stub_app.py").write_text(STUB)
-    port = peer._free_port()
+    port = peer.free_port()
     process = subprocess.Popen([sys.executable, "-m", "uvicorn", "stub_app:app", "--port", str(port),
                                 "--log-level", "error", "--no-access-log", "--loop", "uvloop",
                                 "--http", "httptools"], cwd=folder,

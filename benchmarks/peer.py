@@ -60,7 +60,7 @@ def ensure_installed() -> list[str]:
     return [str(node), str(script), "start", "--service", "resend", "--host", "127.0.0.1"]
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -82,7 +82,7 @@ def _wait_for(port: int, process: subprocess.Popen[bytes], timeout: float = 30.0
 @contextmanager
 def running(command: list[str]) -> Iterator[wrk.Running]:
     """`emulate` on a free port of 127.0.0.1, pinned to the servers' core like every other server."""
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(wrk.pinned([*command, "--port", str(port)]), cwd=folder(),
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
