@@ -64,7 +64,7 @@ run: $(RUN_STAMP)
 
 # The virtualenv's bin first on PATH: its node/npm/npx, when Node.js came from PyPI, are what the tests run.
 test: $(TEST_STAMP) test-tools
-	PATH="$(BIN):$$PATH" $(PYTHON) -m pytest -n 2 -q -rs
+	PATH="$(BIN):$$PATH" $(PYTHON) -m pytest -n 2 -q -rfEs
 
 # Every external tool a test drives, there before any test starts: Node.js from PyPI when the machine has
 # none new enough; Chromium and SpamAssassin from Debian when running as root (as .ci/run does); otherwise

@@ -84,7 +84,7 @@ def test_make_test_without_a_virtualenv_makes_and_uses_dot_venv(tmp_path: Path) 
     assert lines[0] == "make: using ./.venv (no virtualenv active)"
     assert "python3 -m venv .venv" in lines
     assert ".venv/bin/python -m pip install -q -e '.[test]'" in lines
-    assert any(line.endswith(".venv/bin/python -m pytest -n 2 -q -rs") for line in lines), done.stdout
+    assert any(line.endswith(".venv/bin/python -m pytest -n 2 -q -rfEs") for line in lines), done.stdout
     assert not any(line.startswith("python3 -m pip") for line in lines), done.stdout  # never the system's
     assert not (clone / ".venv").exists()  # a dry run
 

@@ -77,6 +77,15 @@ def test_case_and_accents_fold_by_unicode_rules(client: httpx.Client) -> None:
     assert found(client, "ß") == [strasse]                  # one character (ss): the scan folds the same way
 
 
+def test_a_term_with_a_nul_character_is_searched_not_a_server_error(client: httpx.Client) -> None:
+    # A match expression ends at a NUL for SQLite (a 500 before, drawn by test_fuzz_numbers as "00\x00").
+    send(client, "Order 00 shipped")
+    for q in ("00\x00", "order\x00", "subject:ship\x00ped"):
+        assert found(client, q) == [], q
+        count = client.get(f"{OUTBOX}/count", params={"q": q})
+        assert count.status_code == 200, (q, count.text)
+
+
 def test_has_inline_and_addressed(client: httpx.Client) -> None:
     inline = send(client, "Logo inside", html='<img src="cid:logo">', attachments=[LOGO])
     attached = send(client, "Plain file", attachments=[CSV])
