@@ -22,10 +22,12 @@ command line, which wins):
                        with SIGKILL. The fixture is an `EmulatorClient` (`emulator.testing.process.
                        ChildEmulator`): everything but `emu` and `call()`. Resets are begun as a test ends.
 
-Measured on a shared 2-core machine (issue 40, benchmarks/bench_suite.py and bench_plugin.py): a
-200-test suite of SDK sends took 0.82-1.09x the thread's time in a process (six alternated runs,
-median 0.96), a one-test run ~0.1 s more in a process every time (the child's imports, ~0.2 s, outlast
-pytest's own start; the thread imports the same in-process): the thread stays the default.
+Measured on a quiet 2-core machine (issue 40, benchmarks/bench_suite.py and bench_plugin.py): a 200-test
+suite of SDK sends took 0.84x the thread's time in a process (0.80-0.90 over five alternated rounds), a
+one-test run 1.47x bare pytest in a process against 1.32x in the thread (the child's imports outlast
+pytest's own start). The thread stays the default: it is faster for the short runs of a change being
+written, keeps `emu` and `call()`, and spawns nothing in a pytest run that does not ask; a long suite
+picks the process.
 
 Whatever those say, no test reaches api.resend.com (any resend.com name) while the plugin is active: a
 test that tries fails with one sentence saying how to point it here. `--resend-allow-real-api` lifts that.
