@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -235,3 +236,22 @@ def test_every_answered_send_is_in_the_database_file_when_its_200_arrives(tmp_pa
             assert all(pool.map(send_and_look, range(8)))
     with sqlite3.connect(path) as reader:
         assert reader.execute("SELECT COUNT(*) FROM emails").fetchone() == (80,)
+
+
+async def test_a_cancelled_caller_of_an_off_loop_statement_waits_for_it_to_end(tmp_path: Path) -> None:
+    """A stop cancels a chunked job in its off-loop COMMIT: the statement's thread runs on regardless,
+    and nothing may use the connection until it has ended."""
+    async with running(str(tmp_path / "state.db")) as emu:
+        ended: list[bool] = []
+
+        def slow(raw: sqlite3.Connection) -> None:
+            time.sleep(0.3)
+            ended.append(raw.in_transaction)
+
+        call = asyncio.ensure_future(emu.db.call_off_loop(slow))
+        await asyncio.sleep(0.05)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        assert ended == [False]  # it had ended when the cancellation reached the caller
+        assert await emu.db.call_off_loop(lambda raw: raw.execute("SELECT 41 + 1 AS n").fetchone()["n"]) == 42

@@ -142,8 +142,24 @@ class Database:
 
     async def call_off_loop(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         """Run `fn(raw_connection)` on a worker thread: for statements that wait on the disk without the
-        GIL (a long transaction's COMMIT). The caller holds the lock, so nothing else uses the connection."""
-        return await asyncio.to_thread(fn, self.conn._conn)
+        GIL (a long transaction's COMMIT). The caller holds the lock, so nothing else uses the connection.
+
+        A thread cannot be interrupted: cancelled meanwhile (a stop), the caller still waits for `fn` to
+        end before the CancelledError goes on. Returning at once let its ROLLBACK, or the stop's last
+        write, run on the connection beside a COMMIT still under way ("cannot start a transaction within
+        a transaction" at a stop during a chunked job, issue 40)."""
+        work = asyncio.ensure_future(asyncio.to_thread(fn, self.conn._conn))
+        cancelled = False
+        while not work.done():
+            try:
+                await asyncio.shield(work)
+            except asyncio.CancelledError:
+                cancelled = True
+            except BaseException:  # fn's own failure: `work.result()` below raises it
+                break
+        if cancelled:
+            raise asyncio.CancelledError
+        return work.result()
 
     async def open(self, ddl: Iterable[str]) -> None:
         in_memory = self.in_memory
