@@ -60,6 +60,7 @@ from emulator.core.config import DEFAULT_ACCOUNT
 from emulator.core.group import Group
 from emulator.core.net import Requests
 from emulator.core.substring import register as register_substring
+from emulator.core.threads import finish_even_if_cancelled
 from emulator.core.tx import COUNTER_UPSERT, Host, Params, Row, Tx, Write, apply_writes
 
 __all__ = ["DEFER_ROWS", "KERNEL_TABLES", "Database", "Host", "Params", "Row", "Tx", "Write"]
@@ -142,24 +143,10 @@ class Database:
 
     async def call_off_loop(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         """Run `fn(raw_connection)` on a worker thread: for statements that wait on the disk without the
-        GIL (a long transaction's COMMIT). The caller holds the lock, so nothing else uses the connection.
-
-        A thread cannot be interrupted: cancelled meanwhile (a stop), the caller still waits for `fn` to
-        end before the CancelledError goes on. Returning at once let its ROLLBACK, or the stop's last
-        write, run on the connection beside a COMMIT still under way ("cannot start a transaction within
-        a transaction" at a stop during a chunked job, issue 40)."""
-        work = asyncio.ensure_future(asyncio.to_thread(fn, self.conn._conn))
-        cancelled = False
-        while not work.done():
-            try:
-                await asyncio.shield(work)
-            except asyncio.CancelledError:
-                cancelled = True
-            except BaseException:  # fn's own failure: `work.result()` below raises it
-                break
-        if cancelled:
-            raise asyncio.CancelledError
-        return work.result()
+        GIL (a long transaction's COMMIT). The caller holds the lock, so nothing else uses the connection:
+        even cancelled (a stop), it waits for `fn` to end first (issue 40: its ROLLBACK ran beside a
+        COMMIT still under way)."""
+        return await finish_even_if_cancelled(asyncio.to_thread(fn, self.conn._conn))
 
     async def open(self, ddl: Iterable[str]) -> None:
         in_memory = self.in_memory
