@@ -34,6 +34,7 @@ PHASE_ROUNDS = 5
 BODY = json.dumps({"from": "a@acme.dev", "to": ["b@x.dev"], "subject": "s", "html": "<p>x</p>"})
 HEADERS = {"Authorization": "Bearer re_emulator_default_key", "Content-Type": "application/json"}
 PACKAGE = Path(emulator.__file__).resolve().parent
+STUB_APP = Path(__file__).with_name("stub_app.py")
 
 Command = Callable[[int], list[str]]
 
@@ -76,7 +77,7 @@ def emulator_command(port: int) -> list[str]:
 
 
 def stub_command(port: int) -> list[str]:
-    return [sys.executable, "-m", "benchmarks.startup_stub", str(port)]
+    return [sys.executable, str(STUB_APP), str(port)]
 
 
 def environment(pythonpath: str, cached: bool) -> dict[str, str]:

@@ -86,24 +86,6 @@ import pytest
 def outbox_check():
     return lambda to: None
 '''
-STUB = '''
-import uuid
-from starlette.applications import Starlette
-from starlette.responses import JSONResponse
-from starlette.routing import Route
-
-
-async def send(request):
-    await request.body()
-    return JSONResponse({"id": str(uuid.uuid4())})
-
-
-async def read(request):
-    return JSONResponse({"object": "email", "id": request.path_params["id"], "subject": "stub"})
-
-
-app = Starlette(routes=[Route("/emails", send, methods=["POST"]), Route("/emails/{id}", read)])
-'''
 _tokens = itertools.count()
 
 
@@ -125,15 +107,12 @@ def run_suite(folder: Path, env: dict[str, str], *options: str) -> float:
 
 
 @contextmanager
-def stub_server(folder: Path) -> Iterator[str]:
-    (folder / "stub_app.py").write_text(STUB)
+def stub_server() -> Iterator[str]:
     port = peer.free_port()
-    process = subprocess.Popen([sys.executable, "-m", "uvicorn", "stub_app:app", "--port", str(port),
-                                "--log-level", "error", "--no-access-log", "--loop", "uvloop",
-                                "--http", "httptools"], cwd=folder,
+    process = subprocess.Popen([sys.executable, str(Path(__file__).with_name("stub_app.py")), str(port)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        peer._wait_for(port, process)
+        peer.wait_until_listening(port, process)
         yield f"http://127.0.0.1:{port}"
     finally:
         process.terminate()
@@ -156,7 +135,7 @@ def spread(values: list[float]) -> str:
 def measure(rounds: int = ROUNDS) -> dict[str, list[float]]:
     command = peer.ensure_installed()
     with tempfile.TemporaryDirectory() as fixture_dir, tempfile.TemporaryDirectory() as bare_dir, \
-            peer.running(command) as emulate, stub_server(Path(bare_dir)) as stub:
+            peer.running(command) as emulate, stub_server() as stub:
         write_suite(Path(fixture_dir), fixture=True)
         write_suite(Path(bare_dir), fixture=False)
         emulate_url = f"http://127.0.0.1:{emulate.port}"

@@ -66,17 +66,17 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _wait_for(port: int, process: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+def wait_until_listening(port: int, process: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"emulate exited with status {process.returncode} before listening")
+            raise RuntimeError(f"{process.args[0]} exited with status {process.returncode} before listening")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
             return
         except OSError:
             time.sleep(0.02)
-    raise RuntimeError(f"emulate did not listen on port {port} within {timeout:.0f} s")
+    raise RuntimeError(f"{process.args[0]} did not listen on port {port} within {timeout:.0f} s")
 
 
 @contextmanager
@@ -86,7 +86,7 @@ def running(command: list[str]) -> Iterator[wrk.Running]:
     process = subprocess.Popen(wrk.pinned([*command, "--port", str(port)]), cwd=folder(),
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        _wait_for(port, process)
+        wait_until_listening(port, process)
         yield wrk.Running(port, process.pid)  # taskset execs the command: same process
     finally:
         process.terminate()
